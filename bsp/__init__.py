@@ -1,0 +1,6 @@
+"""The bulk-synchronous engine: partitions, boxes, exchange, supersteps (no algorithm logic)."""
+
+from .api import Algorithm, Message, Mode, Vote
+from .engine import Engine
+
+__all__ = ["Algorithm", "Message", "Mode", "Vote", "Engine"]

@@ -1,0 +1,95 @@
+"""The callback API an algorithm implements (TOTEM's programming model, in Python).
+
+Per superstep the engine runs one Mode of the algorithm on every partition:
+
+  push mode:  compute(part, step, mode, box)  -> the kernel writes messages for remote targets into
+              `box` (one slot per ghost, pre-set to the message identity, combined with the
+              message's operator);  exchange  -> every slot reaches the partition owning the
+              vertex, combined again across senders into `inbox`;  scatter(part, step, mode, inbox)
+              folds the inbox into local state.
+  pull mode:  gather(part, step, mode) returns the values of the partition's boundary vertices;
+              exchange copies them into the ghost slots of every reader;  compute(part, step, mode,
+              box) then reads remote neighbours from `box`.
+
+After every superstep each partition votes (`vote`): how many vertices are active for the next
+step. When no partition has any, the engine asks `advance(key)` whether another phase follows
+(delta-stepping's next bucket, Brandes' backward sweep) and otherwise stops. `collect` returns the
+result by global vertex id.
+
+Kernels see only raw arrays; `part.kernels(name)` gives the module of `kernels_cpu/` or its twin in
+`kernels_gpu/`, whichever matches the partition's device.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+COMBINE = ("min", "max", "sum", "or")
+
+
+@dataclass(frozen=True)
+class Message:
+    """What travels on boundary edges: dtype, combine operator and its identity."""
+    dtype: np.dtype
+    combine: str
+    identity: object
+
+    def __post_init__(self):
+        if self.combine not in COMBINE:
+            raise ValueError(f"combine must be one of {COMBINE}")
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One kind of superstep: which CSR view it walks and which way messages go."""
+    name: str
+    view: str          # "out", "in" or "both"
+    exchange: str      # "push" (ghost -> owner, combined) or "pull" (owner -> ghost, copied)
+    message: Message
+
+
+@dataclass
+class Vote:
+    """A partition's vote after a superstep: active vertices and edges for the next one, and a
+    key the engine reduces with min over partitions (e.g. the smallest pending distance)."""
+    active: int = 0
+    edges: int = 0
+    key: float = np.inf
+
+
+class Algorithm:
+    """Base class: subclasses set `name`, `modes` and implement the callbacks they use."""
+    name = "algorithm"
+    modes = ()                 # Mode objects; the first is the default
+    needs_weights = False
+    direction_optimizing = False   # if True the engine picks "push"/"pull" modes per step
+
+    def views(self):
+        return sorted({m.view for m in self.modes})
+
+    def mode(self, step):
+        """The mode of this superstep (algorithms with phases override)."""
+        return self.modes[0]
+
+    def init(self, part):
+        raise NotImplementedError
+
+    def compute(self, part, step, mode, box):
+        raise NotImplementedError
+
+    def gather(self, part, step, mode):
+        raise NotImplementedError(f"{self.name} has no pull mode")
+
+    def scatter(self, part, step, mode, inbox):
+        raise NotImplementedError(f"{self.name} has no push mode")
+
+    def vote(self, part, step):
+        raise NotImplementedError
+
+    def advance(self, key):
+        """All partitions are idle: return True to go on (a new phase), False to finish."""
+        return False
+
+    def collect(self, parts, n_vertices):
+        raise NotImplementedError

@@ -1,0 +1,124 @@
+"""The superstep loop.
+
+    compute (every partition) -> exchange boxes -> reduce inbox (push)     or
+    gather -> exchange -> compute (pull);  then vote; stop when no partition is active and the
+    algorithm has no further phase.
+
+Direction-optimising traversal is an engine decision (Beamer et al., as in GAP and Ligra): for an
+algorithm that offers "push" (top-down) and "pull" (bottom-up) modes, the engine switches to pull
+when the frontier's edges exceed the unexplored edges / ALPHA, and back to push when the frontier
+shrinks below n / BETA. Every choice is recorded in the superstep's record.
+"""
+
+import time
+
+import numpy as np
+
+from .exchange import exchange_pull, exchange_push
+from .partition import make_partition
+
+ALPHA = 15
+BETA = 18
+
+
+class Engine:
+    """Runs algorithms on a PartitionPlan; the partitions are built once and reused across runs."""
+
+    def __init__(self, plan, device="emulated", progress=None):
+        self.plan = plan
+        self.device = device
+        self.parts = [make_partition(plan, pid, device) for pid in range(plan.n_partitions)]
+        self.progress = progress
+
+    def prepare(self, algorithm):
+        """Build and place the CSR views the algorithm walks (once per view, not timed)."""
+        for name in algorithm.views():
+            self.plan.views(name)
+            for part in self.parts:
+                part.view(name)
+
+    def run(self, algorithm):
+        """Run `algorithm` to completion; returns (per-vertex result, per-superstep records)."""
+        self.prepare(algorithm)
+        parts = self.parts
+        for part in parts:
+            part.boxes.clear()
+            part.inboxes.clear()
+            algorithm.init(part)
+        modes = {m.name: m for m in algorithm.modes}
+        records = []
+        step = 0
+        bottom_up = False
+        frontier = None
+        explored = 0
+        while True:
+            if algorithm.direction_optimizing and frontier is not None:
+                bottom_up = self._bottom_up(bottom_up, frontier, explored, records)
+                mode = modes["pull" if bottom_up else "push"]
+            else:
+                mode = algorithm.mode(step)
+            record = self._superstep(algorithm, mode, step)
+            votes = [algorithm.vote(p, step) for p in parts]
+            active = sum(v.active for v in votes)
+            edges = sum(v.edges for v in votes)
+            record["active_vertices"] = int(active)
+            record["frontier_edges"] = int(edges)
+            records.append(record)
+            if self.progress:
+                self.progress.step(step, mode.name, active)
+            explored += edges
+            frontier = (active, edges)
+            step += 1
+            if active == 0 and not algorithm.advance(min(v.key for v in votes)):
+                break
+            if active == 0:
+                frontier = None
+        result = algorithm.collect(parts, self.plan.graph.n_vertices)
+        return result, records
+
+    def _bottom_up(self, bottom_up, frontier, explored, records):
+        active, edges = frontier
+        n, m = self.plan.graph.n_vertices, self.plan.graph.n_edges
+        if not bottom_up:
+            return edges > (m - explored) / ALPHA
+        previous = records[-2]["active_vertices"] if len(records) > 1 else 0
+        return active >= previous or active > n / BETA
+
+    def _superstep(self, algorithm, mode, step):
+        parts = self.parts
+        h2d0 = sum(p.h2d_bytes for p in parts)
+        compute_s = [0.0] * len(parts)
+        t0 = time.perf_counter()
+        host_views = self.plan.views(mode.view)
+        if mode.exchange == "pull":
+            values = [algorithm.gather(p, step, mode) for p in parts]
+            messages = exchange_pull(parts, host_views, mode, values)
+            exchange_s = time.perf_counter() - t0
+            compute_s = self._compute(algorithm, mode, step)
+        else:
+            identity = mode.message.dtype.type(mode.message.identity)
+            for p in parts:
+                box = p.boxes.get(mode.name)
+                n = p.views[mode.view].n_ghosts
+                if box is None or box.dtype != mode.message.dtype:
+                    box = p.boxes[mode.name] = p.xp.empty(n, dtype=mode.message.dtype)
+                box.fill(identity)
+            compute_s = self._compute(algorithm, mode, step)
+            t1 = time.perf_counter()
+            messages = exchange_push(parts, host_views, mode)
+            for p in parts:
+                algorithm.scatter(p, step, mode, p.inboxes[mode.name])
+            exchange_s = time.perf_counter() - t1
+        engines = {"resident": sum(1 for p in parts if p.kind == "gpu"),
+                   "filter": 0, "compaction": 0, "zerocopy": 0}
+        return dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
+                    messages=int(messages), engines=engines,
+                    h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+
+    def _compute(self, algorithm, mode, step):
+        """Launch GPU partitions first, then the CPU partition (which overlaps them on a real GPU)."""
+        order = sorted(self.parts, key=lambda p: p.kind == "cpu")
+        times = [0.0] * len(self.parts)
+        for p in order:
+            _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, p.boxes.get(mode.name))
+        return times

@@ -1,0 +1,88 @@
+"""Moving boxes between partitions at the end (push) or start (pull) of a superstep.
+
+Push: each partition's box holds one slot per ghost, grouped by owner. Only the touched slots travel
+when few are touched (index + value pairs), otherwise the whole box; the owner folds every peer's
+slots into one inbox entry per boundary vertex with the message's combine operator. (TOTEM always
+copied whole boxes; its paper names that as a limitation for frontier algorithms such as BFS.)
+Pull: each owner's boundary values are copied into the ghost slots of every reader.
+
+Copies between a GPU (or emulated GPU) partition and the host go through `to_host`/`to_device`, so
+the bytes are counted where the real device transfers happen. The CPU partition's boxes are already
+host memory.
+"""
+
+import numpy as np
+
+from kernels_cpu import boxes as _boxes
+
+INDEX_BYTES = 8
+
+
+def _sparse_pays(n_touched, n_total, itemsize):
+    return n_touched * (INDEX_BYTES + itemsize) < n_total * itemsize
+
+
+def _pack(part, box, identity):
+    """The box on the host as (indices or None, values): sparse when that is fewer bytes."""
+    touched = part.kernels("boxes").box_touched(box, identity)
+    n = int(touched.size)
+    if _sparse_pays(n, box.size, box.dtype.itemsize):
+        return part.to_host(touched), part.to_host(box[touched]), n
+    return None, part.to_host(box), n
+
+
+def exchange_push(parts, host_views, mode):
+    """Fold every partition's box into the owners' inboxes; returns the number of messages."""
+    msg = mode.message
+    combine = _boxes.COMBINE[msg.combine]
+    identity = msg.dtype.type(msg.identity)
+    inboxes = [np.full(v.boundary_lvid.size, identity, dtype=msg.dtype) for v in host_views]
+    messages = 0
+    for p in parts:
+        view = host_views[p.pid]
+        if view.n_ghosts == 0:
+            continue
+        idx, vals, n = _pack(p, p.boxes[mode.name], identity)
+        messages += n
+        for q in range(len(parts)):
+            a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
+            if a == b:
+                continue
+            pos = host_views[q].peer_pos[p.pid]
+            if idx is None:
+                combine(inboxes[q], pos, vals[a:b])
+            else:
+                lo, hi = np.searchsorted(idx, (a, b))
+                combine(inboxes[q], pos[idx[lo:hi] - a], vals[lo:hi])
+    for q in parts:
+        q.inboxes[mode.name] = _deliver(q, inboxes[q.pid], identity)
+    return messages
+
+
+def _deliver(part, inbox, identity):
+    """Put a host inbox on the partition's device, sending only touched entries when few."""
+    if part.device == "cpu":
+        return inbox
+    touched = _boxes.box_touched(inbox, identity)
+    if _sparse_pays(touched.size, inbox.size, inbox.dtype.itemsize):
+        dev = part.xp.full(inbox.size, identity, dtype=inbox.dtype)
+        dev[part.to_device(touched)] = part.to_device(inbox[touched])
+        return dev
+    return part.to_device(inbox)
+
+
+def exchange_pull(parts, host_views, mode, values):
+    """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots."""
+    host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
+                 for p in parts]
+    messages = 0
+    for q in parts:
+        view = host_views[q.pid]
+        ghosts = np.empty(view.n_ghosts, dtype=mode.message.dtype)
+        for p in range(len(parts)):
+            a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
+            if a < b:
+                _boxes.box_gather(host_vals[p], host_views[p].peer_pos[q.pid], ghosts[a:b])
+        messages += ghosts.size
+        q.boxes[mode.name] = q.to_device(ghosts) if view.n_ghosts else q.xp.empty(0, ghosts.dtype)
+    return messages

@@ -1,0 +1,104 @@
+"""Partitions: where a part of the graph, its state and its boxes live.
+
+`CpuPartition` keeps everything in host memory and runs `kernels_cpu/`. `EmulatedGpuPartition`
+stands in for a GPU on machines without one: its arrays are NumPy and it runs the CPU twins, but it
+owns its own copies of graph, state and boxes, and every transfer to or from it goes through
+`to_device` / `to_host`, exactly where a real GPU partition copies over PCIe, and is counted.
+"""
+
+import importlib
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+
+class DeviceView:
+    """A LocalView's arrays as the partition's device holds them."""
+
+    def __init__(self, part, view):
+        self.indptr = part.to_device(view.indptr, count=False)
+        self.indices = part.to_device(view.indices, count=False)
+        self.weights = None if view.weights is None else part.to_device(view.weights, count=False)
+        self.boundary_lvid = part.to_device(view.boundary_lvid, count=False)
+        self.n_local = view.n_local
+        self.n_ghosts = view.n_ghosts
+        self.host = view
+
+
+class Partition:
+    kind = "cpu"
+    device = "cpu"
+    kernel_package = "kernels_cpu"
+    xp = np
+
+    def __init__(self, plan, pid):
+        self.pid = pid
+        self.plan = plan
+        self.gvids = plan.gvids[pid]
+        self.n_local = int(self.gvids.size)
+        self.n_vertices = plan.graph.n_vertices     # the whole graph's, for PageRank's (1-d)/n
+        self.out_degree = self.to_device(plan.graph.out_degree[self.gvids], count=False)
+        self.views = {}
+        self.state = SimpleNamespace()
+        self.boxes, self.inboxes = {}, {}
+        self.h2d_bytes = 0
+        self.d2h_bytes = 0
+        self.graph_bytes = 0
+
+    def view(self, name):
+        if name not in self.views:
+            v = self.plan.views(name)[self.pid]
+            self.views[name] = DeviceView(self, v)
+            self.graph_bytes += v.nbytes
+        return self.views[name]
+
+    def kernels(self, name):
+        return importlib.import_module(f"{self.kernel_package}.{name}")
+
+    def to_device(self, host, count=True):
+        return host
+
+    def to_host(self, dev, count=True):
+        return dev
+
+    def synchronize(self):
+        pass
+
+    def timed(self, fn, *args):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        self.synchronize()
+        return out, time.perf_counter() - t0
+
+
+class CpuPartition(Partition):
+    """Host memory, Numba kernels; no copies."""
+
+
+class EmulatedGpuPartition(Partition):
+    """A GPU partition emulated in host memory: separate arrays, explicit counted copies."""
+    kind = "gpu"
+    device = "emulated"
+
+    def to_device(self, host, count=True):
+        out = np.array(host, copy=True)
+        if count:
+            self.h2d_bytes += out.nbytes
+        return out
+
+    def to_host(self, dev, count=True):
+        out = np.array(dev, copy=True)
+        if count:
+            self.d2h_bytes += out.nbytes
+        return out
+
+
+def make_partition(plan, pid, device):
+    """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu")."""
+    if plan.kinds[pid] == "cpu":
+        return CpuPartition(plan, pid)
+    if device == "gpu":
+        raise NotImplementedError("real GPU partitions are not implemented yet (issue 3); "
+                                  "use --device emulated")
+    return EmulatedGpuPartition(plan, pid)

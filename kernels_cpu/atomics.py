@@ -1,0 +1,36 @@
+"""Atomic read-modify-write on array elements for Numba's CPU target.
+
+Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atomicrmw` directly
+(`min`/`max`/`add` on integers, `fmin`/`fmax`/`fadd` on floats; LLVM lowers the float forms to a
+compare-exchange loop). Each returns the element's previous value, exactly like CUDA's atomicMin /
+atomicAdd, so a CPU kernel and its GPU twin read the same.
+"""
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+def _atomic(op_int, op_float):
+    @intrinsic
+    def rmw(typingctx, array, index, value):
+        if not isinstance(array, types.Array):
+            return None
+        dtype = array.dtype
+
+        def codegen(context, builder, signature, args):
+            array_type = signature.args[0]
+            ary = context.make_array(array_type)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                           wraparound=False)
+            val = context.cast(builder, args[2], signature.args[2], dtype)
+            op = op_float if isinstance(dtype, types.Float) else op_int
+            return builder.atomic_rmw(op, ptr, val, "monotonic")
+
+        return dtype(array, index, value), codegen
+    return rmw
+
+
+atomic_min = _atomic("min", "fmin")
+atomic_max = _atomic("max", "fmax")
+atomic_add = _atomic("add", "fadd")

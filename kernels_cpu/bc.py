@@ -1,0 +1,73 @@
+"""Betweenness centrality kernels: Brandes' forward and backward phases (TOTEM fig. 18).
+
+Forward (push, out-edges), level by level: a frontier vertex adds its path count sigma to every
+neighbour that is unvisited or on the next level. Claims use atomic_min on the level, sigma grows
+through atomic_add (fadd); boundary slots collect the sum of the senders' sigma (atomic_add).
+Backward (pull, out-edges, no atomics): a vertex v on level d sums x(w) = (1 + delta(w)) / sigma(w)
+over out-neighbours w on level d + 1 (remote ones arrive in ghosts, already 0 when not on d + 1);
+delta(v) = sigma(v) * sum.
+Mapping: one iteration per frontier vertex (forward), per local vertex (backward).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .atomics import atomic_add, atomic_min
+from .bfs import UNVISITED
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
+               next_len):
+    for i in prange(qlen):
+        v = queue[i]
+        sv = sigma[v]
+        for e in range(indptr[v], indptr[v + 1]):
+            t = indices[e]
+            if t < n_local:
+                lt = level[t]
+                if lt == UNVISITED or lt == depth + 1:
+                    if atomic_min(level, t, depth + 1) == UNVISITED:
+                        next_queue[atomic_add(next_len, 0, 1)] = t
+                    atomic_add(sigma, t, sv)
+            else:
+                atomic_add(box, t - n_local, sv)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bc_forward_scatter(inbox, boundary_lvid, level, sigma, depth, next_queue, next_len):
+    for i in prange(inbox.size):
+        m = inbox[i]
+        if m != 0.0:
+            v = boundary_lvid[i]
+            lv = level[v]
+            if lv == UNVISITED or lv == depth + 1:
+                if atomic_min(level, v, depth + 1) == UNVISITED:
+                    next_queue[atomic_add(next_len, 0, 1)] = v
+                sigma[v] += m
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bc_publish(level, sigma, delta, lvids, depth, out):
+    """out[i] = (1 + delta) / sigma of lvids[i] if it is on level depth + 1, else 0."""
+    for i in prange(lvids.size):
+        v = lvids[i]
+        out[i] = (1.0 + delta[v]) / sigma[v] if level[v] == depth + 1 else 0.0
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source):
+    for v in prange(n_local):
+        if level[v] != depth:
+            continue
+        s = 0.0
+        for e in range(indptr[v], indptr[v + 1]):
+            t = indices[e]
+            if t < n_local:
+                if level[t] == depth + 1:
+                    s += (1.0 + delta[t]) / sigma[t]
+            else:
+                s += ghosts[t - n_local]
+        delta[v] = sigma[v] * s
+        if v != source:
+            bc[v] += delta[v]

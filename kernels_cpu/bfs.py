@@ -1,0 +1,56 @@
+"""BFS kernels: level-synchronous, top-down push and bottom-up pull (Beamer's direction
+optimisation; TOTEM fig. 11 for the top-down form).
+
+State: `level` (int32, UNVISITED = INT32_MAX so that a ghost slot's identity and an unvisited
+vertex read the same), a frontier queue of local ids.
+Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
+appends it to the next queue, through an atomic counter. Boundary slots get the benign store
+depth + 1 (every writer stores the same value). Bottom-up rows are written only by their own
+iteration.
+Mapping: one iteration per frontier vertex (top-down) or per local vertex (bottom-up).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .atomics import atomic_add, atomic_min
+
+UNVISITED = np.iinfo(np.int32).max
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bfs_push(indptr, indices, n_local, level, box, queue, qlen, depth, next_queue, next_len):
+    for i in prange(qlen):
+        v = queue[i]
+        for e in range(indptr[v], indptr[v + 1]):
+            t = indices[e]
+            if t < n_local:
+                if level[t] == UNVISITED:
+                    if atomic_min(level, t, depth + 1) == UNVISITED:
+                        next_queue[atomic_add(next_len, 0, 1)] = t
+            else:
+                box[t - n_local] = depth + 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_len):
+    for v in prange(n_local):
+        if level[v] != UNVISITED:
+            continue
+        for e in range(indptr[v], indptr[v + 1]):
+            t = indices[e]
+            lt = level[t] if t < n_local else ghosts[t - n_local]
+            if lt == depth:
+                level[v] = depth + 1
+                next_queue[atomic_add(next_len, 0, 1)] = v
+                break
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def bfs_scatter(inbox, boundary_lvid, level, next_queue, next_len):
+    for i in prange(inbox.size):
+        m = inbox[i]
+        if m != UNVISITED:
+            v = boundary_lvid[i]
+            if atomic_min(level, v, m) == UNVISITED:
+                next_queue[atomic_add(next_len, 0, 1)] = v

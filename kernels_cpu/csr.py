@@ -1,0 +1,40 @@
+"""CSR construction and transposition: counting sort by source, O(V + E), stable.
+
+Parallel over edges for the degree count (atomic add) and serial for the stable scatter, which is
+memory bound and keeps the file's edge order within each row.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .atomics import atomic_add
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def csr_degrees(src, n_vertices):
+    counts = np.zeros(n_vertices + 1, dtype=np.int64)
+    for e in prange(src.size):
+        atomic_add(counts, src[e] + 1, 1)
+    return counts
+
+
+@njit(nogil=True, cache=True)
+def csr_scatter(src, dst, weights, indptr, indices, out_weights, has_weights):
+    """Place edge e at the next free position of row src[e] (stable)."""
+    fill = indptr[:-1].copy()
+    for e in range(src.size):
+        u = src[e]
+        pos = fill[u]
+        fill[u] = pos + 1
+        indices[pos] = dst[e]
+        if has_weights:
+            out_weights[pos] = weights[e]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def csr_expand_rows(indptr, out):
+    """out[e] = source row of edge e (the COO row array of a CSR)."""
+    n = indptr.size - 1
+    for u in prange(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            out[e] = u

@@ -1,0 +1,61 @@
+"""Kernels that build a partition's local CSR (partitioners/ calls them; raw arrays only).
+
+Each local row holds its local edges first (targets as local ids) and then its boundary edges
+(targets as n_local + outbox slot), as TOTEM lays partitions out. Rows are independent, so the
+fill runs in parallel over rows without races; marking remote targets is a benign race (every
+writer stores 1).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def plan_mark_remote(indptr, indices, gvids, owner, pid, mark):
+    """mark[t] = 1 for every target t of the partition's rows owned by another partition."""
+    boundary = np.zeros(gvids.size, dtype=np.int64)
+    for i in prange(gvids.size):
+        u = gvids[i]
+        count = 0
+        for e in range(indptr[u], indptr[u + 1]):
+            t = indices[e]
+            if owner[t] != pid:
+                mark[t] = 1
+                count += 1
+        boundary[i] = count
+    return boundary.sum()
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def plan_row_degrees(indptr, gvids, out):
+    for i in prange(gvids.size):
+        u = gvids[i]
+        out[i + 1] = indptr[u + 1] - indptr[u]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot_of, pid,
+              local_indptr, local_indices, local_weights):
+    """Copy the rows of `gvids`, local edges first, then boundary edges as n_local + slot."""
+    n_local = gvids.size
+    for i in prange(n_local):
+        u = gvids[i]
+        start, end = indptr[u], indptr[u + 1]
+        n_here = 0
+        for e in range(start, end):
+            if owner[indices[e]] == pid:
+                n_here += 1
+        pos_local = local_indptr[i]
+        pos_remote = pos_local + n_here
+        for e in range(start, end):
+            t = indices[e]
+            if owner[t] == pid:
+                pos = pos_local
+                pos_local += 1
+                local_indices[pos] = lvid_of[t]
+            else:
+                pos = pos_remote
+                pos_remote += 1
+                local_indices[pos] = n_local + slot_of[t]
+            if has_weights:
+                local_weights[pos] = weights[e]

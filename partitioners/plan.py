@@ -1,0 +1,198 @@
+"""HIGH / LOW / RAND partitioning and the PartitionPlan.
+
+TOTEM section 6: order the vertices by degree (HIGH: highest first, LOW: lowest first) or randomly
+(RAND), give the CPU partition the shortest prefix of that order that holds `cpu_share` of the edges,
+and split the rest over the GPU partitions so each holds an equal share of the remaining edges.
+Vertices keep their global order inside a partition (local id = rank of the global id), which keeps
+whatever locality the input had. Degrees are out-degrees: a partition owns its vertices' out-edges.
+
+For each CSR view an algorithm needs ("out", "in" or "both"), every partition gets a LocalView:
+its rows with local edges first and boundary edges pointing at ghost slots (one slot per distinct
+remote target, so messages to one remote vertex aggregate), grouped by owning partition, plus the
+tables the exchange uses. The plan is built once and serves every algorithm and trial; messaging
+reads these tables and never changes them.
+
+Cost: O(V log V) for the degree order, O(V + E) per view for the local CSRs (Numba, parallel).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels_cpu import plan as _k
+from totem_py.errors import InputError
+from totem_py.graph import index_dtype
+
+STRATEGIES = ("HIGH", "LOW", "RAND")
+
+
+@dataclass
+class LocalView:
+    """One partition's rows of one CSR view, and its boundary tables.
+
+    indices < n_local are local ids; indices >= n_local are n_local + ghost slot. Ghost slots are
+    grouped by owner: slots ghost_ptr[q]:ghost_ptr[q+1] stand for vertices of partition q.
+    boundary_lvid lists (sorted) this partition's vertices that are ghosts in some peer, and
+    peer_pos[q] maps the ghost slots peer q holds for us, in q's slot order, to positions in
+    boundary_lvid: it is how a push box from q is folded in and how a pull box for q is filled.
+    """
+    indptr: np.ndarray
+    indices: np.ndarray
+    weights: np.ndarray | None
+    n_local: int
+    ghost_gvid: np.ndarray
+    ghost_ptr: np.ndarray
+    boundary_edges: int
+    boundary_lvid: np.ndarray = None
+    peer_pos: list = field(default_factory=list)
+
+    @property
+    def n_ghosts(self):
+        return self.ghost_gvid.size
+
+    @property
+    def nbytes(self):
+        return (self.indptr.nbytes + self.indices.nbytes
+                + (0 if self.weights is None else self.weights.nbytes))
+
+
+class PartitionPlan:
+    """The graph split into partitions; views are built on first use and cached."""
+
+    def __init__(self, graph, strategy, cpu_share, kinds, owner, gvids):
+        self.graph = graph
+        self.strategy = strategy
+        self.cpu_share = cpu_share
+        self.kinds = kinds            # per pid: "cpu" or "gpu"
+        self.owner = owner            # gvid -> pid
+        self.gvids = gvids            # pid -> sorted global ids (local id = position)
+        self.lvid_of = np.empty(graph.n_vertices, dtype=index_dtype(graph.n_vertices))
+        for pid, g in enumerate(gvids):
+            self.lvid_of[g] = np.arange(g.size, dtype=self.lvid_of.dtype)
+        self._views = {}
+
+    @property
+    def n_partitions(self):
+        return len(self.kinds)
+
+    def view_graph(self, name):
+        g = self.graph
+        if name == "out":
+            return g
+        if name == "in":
+            return g.reverse()
+        if name == "both":
+            if not g.directed:
+                return g
+            if "_both" not in self.__dict__:
+                self._both = g.to_undirected()
+            return self._both
+        raise ValueError(f"unknown view {name!r}")
+
+    def views(self, name):
+        """The LocalView of every partition for CSR view `name`."""
+        if name not in self._views:
+            self._views[name] = _build_views(self, self.view_graph(name))
+        return self._views[name]
+
+    def stats(self, view="out"):
+        """Per-partition vertices, edges, boundary edges, remote vertices, and TOTEM's beta."""
+        rows = []
+        total = max(self.graph.n_edges, 1)
+        for pid, v in enumerate(self.views(view)):
+            rows.append(dict(pid=pid, kind=self.kinds[pid], vertices=int(v.n_local),
+                             edges=int(v.indices.size), boundary_edges=int(v.boundary_edges),
+                             remote_vertices=int(v.n_ghosts)))
+        boundary = sum(r["boundary_edges"] for r in rows)
+        remote = sum(r["remote_vertices"] for r in rows)
+        return dict(partitions=rows, beta=boundary / total, beta_aggregated=remote / total)
+
+
+def _order(graph, strategy, seed):
+    degree = graph.out_degree
+    if strategy == "HIGH":
+        return np.argsort(-degree, kind="stable")
+    if strategy == "LOW":
+        return np.argsort(degree, kind="stable")
+    return np.random.default_rng(seed).permutation(graph.n_vertices)
+
+
+def _prefix_for(cum, target):
+    """Number of leading vertices whose edges first reach `target` (cum is inclusive)."""
+    return int(np.searchsorted(cum, target, side="left")) + 1
+
+
+def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
+    """Split `graph` into one CPU partition holding `cpu_share` of the edges and `gpus` GPU
+    partitions sharing the rest evenly. Empty partitions are dropped (cpu_share 1 is the single
+    CPU partition; cpu_share 0 has no CPU partition)."""
+    strategy = strategy.upper()
+    if strategy not in STRATEGIES:
+        raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if not 0.0 <= cpu_share <= 1.0:
+        raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
+    if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
+        raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
+    n = graph.n_vertices
+    order = _order(graph, strategy, seed)
+    cum = np.cumsum(graph.out_degree[order])
+    total = int(cum[-1]) if n else 0
+    if cpu_share >= 1.0 or gpus == 0:
+        cut = n
+    elif cpu_share <= 0.0 or total == 0:
+        cut = 0 if cpu_share <= 0.0 else n
+    else:
+        cut = min(_prefix_for(cum, cpu_share * total), n)
+    bounds = [0, cut]
+    cpu_edges = int(cum[cut - 1]) if cut else 0
+    for k in range(1, gpus):
+        target = cpu_edges + (total - cpu_edges) * k / gpus
+        bounds.append(max(bounds[-1], min(_prefix_for(cum, target), n) if target > cpu_edges else cut))
+    bounds.append(n)
+    kinds, owner_parts = [], []
+    for k in range(len(bounds) - 1):
+        kind = "cpu" if k == 0 else "gpu"
+        members = order[bounds[k]:bounds[k + 1]]
+        if members.size or (not kinds and k == len(bounds) - 2):
+            kinds.append(kind)
+            owner_parts.append(np.sort(members))
+    if not kinds:  # the empty graph: one partition of the first kind
+        kinds, owner_parts = ["cpu" if cpu_share > 0 else "gpu"], [np.empty(0, np.int64)]
+    owner = np.empty(n, dtype=np.int32)
+    for pid, members in enumerate(owner_parts):
+        owner[members] = pid
+    return PartitionPlan(graph, strategy, cpu_share, kinds, owner, owner_parts)
+
+
+def _build_views(plan, g):
+    n = g.n_vertices
+    idx_dtype = index_dtype(n)
+    mark = np.zeros(n, dtype=np.uint8)
+    slot_of = np.zeros(n, dtype=np.int64)
+    views = []
+    for pid, gvids in enumerate(plan.gvids):
+        boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
+        ghosts = np.flatnonzero(mark)
+        mark[ghosts] = 0
+        ghosts = ghosts[np.argsort(plan.owner[ghosts], kind="stable")]   # group by owner
+        slot_of[ghosts] = np.arange(ghosts.size)
+        ghost_ptr = np.searchsorted(plan.owner[ghosts], np.arange(plan.n_partitions + 1))
+        indptr = np.zeros(gvids.size + 1, dtype=np.int64)
+        _k.plan_row_degrees(g.indptr, gvids, indptr)
+        np.cumsum(indptr, out=indptr)
+        # local ids of ghosts are offset by n_local, so they need room beyond the vertex count
+        local_dtype = np.int32 if gvids.size + ghosts.size <= np.iinfo(np.int32).max else np.int64
+        indices = np.empty(int(indptr[-1]), dtype=local_dtype)
+        has_w = g.weights is not None
+        weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
+        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids,
+                     plan.owner, plan.lvid_of, slot_of, pid, indptr, indices, weights)
+        views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
+                               ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
+    # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land
+    for q, view in enumerate(views):
+        mine = [plan.lvid_of[v.ghost_gvid[v.ghost_ptr[q]:v.ghost_ptr[q + 1]]] for v in views]
+        view.boundary_lvid = np.unique(np.concatenate(mine)).astype(np.int64) if mine else \
+            np.empty(0, np.int64)
+        view.peer_pos = [np.searchsorted(view.boundary_lvid, m) for m in mine]
+    return views

@@ -1,0 +1,34 @@
+"""totem_py: graph analytics split between the CPU and GPUs in bulk-synchronous supersteps.
+
+    import totem_py
+    g = totem_py.generate("rmat:20")
+    r = totem_py.run(g, "bfs", partition="HIGH", cpu_share=0.5)
+    r.values, r.metrics
+
+Importing the package never touches CUDA or MPI.
+"""
+
+from .errors import InputError, VerificationError
+from .graph import Graph
+
+__all__ = ["Graph", "InputError", "VerificationError", "load", "generate", "run"]
+__version__ = "0.1.0"
+
+
+def load(path, undirected=False):
+    """Read a graph file (edge list, .wel, .mtx, .gr, .npz; gzip accepted)."""
+    from .io import load as _load
+    return _load(path, undirected=undirected)
+
+
+def generate(spec, seed=0, undirected=False, weighted=False):
+    """Generate `rmat:SCALE[:EF]` or `uniform:SCALE[:EF]`."""
+    from .generators import generate as _generate
+    return _generate(spec, seed=seed, undirected=undirected, weighted=weighted)
+
+
+def run(graph, algorithm="bfs", **options):
+    """Partition `graph`, run `algorithm` (a name or a bsp.Algorithm object) and return a Result
+    with `.values` (per-vertex array by global id) and `.metrics` (the --json record)."""
+    from .harness import run as _run
+    return _run(graph, algorithm, **options)

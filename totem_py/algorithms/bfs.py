@@ -1,0 +1,61 @@
+"""Breadth-first search: hop levels from one source (-1 unreachable).
+
+Level-synchronous with a frontier queue; the engine switches between the top-down "push" mode
+(frontier vertices mark their out-neighbours, boundary marks travel as messages, min-combined) and
+the bottom-up "pull" mode (unvisited vertices look for a parent among their in-neighbours, remote
+levels arrive in the ghost slots). TOTEM fig. 11; Beamer et al., SC'12.
+"""
+
+import numpy as np
+
+from bsp import Algorithm, Message, Mode, Vote
+from kernels_cpu.bfs import UNVISITED
+
+from .common import Queue, collect, owned_lvid
+
+LEVEL = Message(np.int32, "min", UNVISITED)
+
+
+class BFS(Algorithm):
+    name = "bfs"
+    modes = (Mode("push", "out", "push", LEVEL), Mode("pull", "in", "pull", LEVEL))
+    direction_optimizing = True
+
+    def __init__(self, source):
+        self.source = source
+
+    def init(self, part):
+        s = part.state
+        s.level = part.xp.full(part.n_local, UNVISITED, dtype=np.int32)
+        s.queue = Queue(part)
+        lv = owned_lvid(part, self.source)
+        if lv is not None:
+            s.level[lv] = 0
+            s.queue.start([lv])
+
+    def compute(self, part, step, mode, box):
+        k, s, v = part.kernels("bfs"), part.state, part.views[mode.view]
+        q = s.queue
+        if mode.name == "push":
+            k.bfs_push(v.indptr, v.indices, v.n_local, s.level, box, q.items, q.length, step,
+                       q.next, q.next_len)
+        else:
+            k.bfs_pull(v.indptr, v.indices, v.n_local, s.level, box, step, q.next, q.next_len)
+
+    def gather(self, part, step, mode):
+        return part.state.level[part.views[mode.view].boundary_lvid]
+
+    def scatter(self, part, step, mode, inbox):
+        s = part.state
+        part.kernels("bfs").bfs_scatter(inbox, part.views[mode.view].boundary_lvid, s.level,
+                                        s.queue.next, s.queue.next_len)
+
+    def vote(self, part, step):
+        q = part.state.queue
+        q.swap()
+        edges = part.kernels("frontier").frontier_edges(part.out_degree, q.items, q.length)
+        return Vote(q.length, int(edges))
+
+    def collect(self, parts, n_vertices):
+        return collect(parts, n_vertices, "level", np.int64, -1,
+                       lambda lv: np.where(lv == UNVISITED, -1, lv))

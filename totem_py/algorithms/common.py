@@ -1,0 +1,40 @@
+"""Small helpers shared by the algorithm callbacks (state placement, queues, collection)."""
+
+import numpy as np
+
+
+def owned_lvid(part, gvid):
+    """Local id of global vertex `gvid` if this partition owns it, else None."""
+    if gvid is None or part.plan.owner[gvid] != part.pid:
+        return None
+    return int(part.plan.lvid_of[gvid])
+
+
+class Queue:
+    """A frontier queue of local ids on the partition's device, plus the next one being filled
+    through an atomic counter; `swap` makes the next queue current."""
+
+    def __init__(self, part):
+        xp = part.xp
+        self.items = xp.empty(part.n_local, dtype=np.int64)
+        self.next = xp.empty(part.n_local, dtype=np.int64)
+        self.next_len = xp.zeros(1, dtype=np.int64)
+        self.length = 0
+
+    def start(self, lvids):
+        self.items[:len(lvids)] = lvids
+        self.length = len(lvids)
+
+    def swap(self):
+        self.items, self.next = self.next, self.items
+        self.length = int(self.next_len[0])
+        self.next_len[0] = 0
+
+
+def collect(parts, n_vertices, name, dtype, fill, convert=None):
+    """Scatter each partition's state array `name` into one global array."""
+    out = np.full(n_vertices, fill, dtype=dtype)
+    for p in parts:
+        values = p.to_host(getattr(p.state, name), count=False)
+        out[p.gvids] = values if convert is None else convert(values)
+    return out

@@ -1,0 +1,149 @@
+"""The run harness: build the plan once, warm up, time trials, verify, and build the metrics
+record (the --json contract in DESIGN.md). Kernels and the engine contain no timers of their own
+beyond per-phase accounting."""
+
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from bsp import Algorithm, Engine
+from partitioners import partition as make_plan
+
+from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank
+from .backend import resolve_device
+from .errors import InputError, check_memory
+
+
+@dataclass
+class Result:
+    values: np.ndarray
+    metrics: dict
+    plan: object = None
+
+
+def default_source(graph, seed=0):
+    """A seeded random vertex with out-degree > 0 (vertex 0 if there is none)."""
+    candidates = np.flatnonzero(graph.out_degree > 0)
+    if candidates.size == 0:
+        return 0
+    return int(np.random.default_rng(seed).choice(candidates))
+
+
+def make_algorithm(name, graph, source=None, iterations=5, seed=0):
+    """An Algorithm object from its name and options; returns (algorithm, source used)."""
+    if isinstance(name, Algorithm):
+        return name, source
+    if name not in ALGORITHMS:
+        raise InputError(f"--algorithm must be one of {', '.join(ALGORITHMS)}, not {name!r}")
+    if name in ("bfs", "sssp", "bc"):
+        if graph.n_vertices == 0:
+            raise InputError(f"{name} needs a source vertex but the graph has no vertices")
+        if source is None:
+            source = default_source(graph, seed)
+        if not 0 <= source < graph.n_vertices:
+            raise InputError(f"--source {source} is outside the graph "
+                             f"(vertices 0..{graph.n_vertices - 1})")
+    if name == "bfs":
+        return BFS(source), source
+    if name == "sssp":
+        return SSSP(source), source
+    if name == "bc":
+        return BC([source]), source
+    if name == "pagerank":
+        if iterations < 1:
+            raise InputError(f"--iterations must be at least 1, got {iterations}")
+        return PageRank(iterations), None
+    return ALGORITHMS[name](), None
+
+
+def prepare_graph(graph, algorithm):
+    """Unit weights for algorithms that need weights on an unweighted graph; reject negatives."""
+    if not getattr(algorithm, "needs_weights", False):
+        return graph
+    if graph.weights is None:
+        return graph.with_weights(np.ones(graph.n_edges))
+    if graph.n_edges and graph.weights.min() < 0:
+        bad = int(np.argmax(graph.weights < 0))
+        raise InputError(f"{algorithm.name} needs non-negative weights; edge {bad} weighs "
+                         f"{graph.weights[bad]}", graph.spec or None)
+    return graph
+
+
+def traversed_edges(name, graph, values, records, sources):
+    """TEPS numerator: edges of the reached part for bfs/sssp/bc, |E| for cc, |E| x rounds."""
+    deg = graph.out_degree
+    if name == "bfs":
+        return int(deg[values >= 0].sum())
+    if name == "sssp":
+        return int(deg[np.isfinite(values)].sum())
+    if name == "bc":
+        return int(sum(r.get("frontier_edges", 0) for r in records) + deg[sources].sum())
+    if name == "pagerank":
+        return graph.n_edges * sum(1 for r in records)
+    return graph.n_edges
+
+
+def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
+        gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
+        verify=False, progress=None, plan=None, engine=None):
+    """See totem_py.run. `plan`/`engine` may be passed to reuse them across runs."""
+    import numba
+    if threads:
+        numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    device = resolve_device(device)
+    alg, source = make_algorithm(algorithm, graph, source, iterations, seed)
+    graph = prepare_graph(graph, alg)
+    strategy = partition
+    if plan is None or plan.graph is not graph:
+        check_memory(2 * graph.nbytes, "partitioning the graph")
+        if progress:
+            progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s)")
+        plan = make_plan(graph, strategy, cpu_share, gpus, seed)
+        engine = None
+    if engine is None or engine.device != device:
+        engine = Engine(plan, device, progress)
+    t0 = time.perf_counter()
+    engine.prepare(alg)
+    prepare_s = time.perf_counter() - t0
+    values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
+    times = []
+    for _ in range(max(int(trials), 1)):
+        h2d0 = sum(p.h2d_bytes for p in engine.parts)
+        t0 = time.perf_counter()
+        values, records = engine.run(alg)
+        times.append(time.perf_counter() - t0)
+        h2d = sum(p.h2d_bytes for p in engine.parts) - h2d0
+    if progress:
+        progress.done()
+    verified = None
+    name = alg.name
+    if verify:
+        from .verify import verify as _verify
+        _verify(name, graph, values, source=source, sources=[source] if source is not None else None,
+                iterations=getattr(alg, "iterations", None))
+        verified = True
+    time_s = statistics.median(times)
+    edges = traversed_edges(name, graph, values, records, [source] if source is not None else [])
+    stats = plan.stats()
+    parts = []
+    for p, row in zip(engine.parts, stats["partitions"]):
+        on_gpu = p.graph_bytes if p.kind == "gpu" and device != "cpu" else 0
+        parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
+                          boundary_edges=row["boundary_edges"],
+                          remote_vertices=row["remote_vertices"],
+                          on_gpu_bytes=int(on_gpu), on_host_bytes=int(p.graph_bytes - on_gpu)))
+    metrics = dict(
+        algorithm=name,
+        graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
+        partition=strategy, cpu_share=cpu_share, gpus=gpus, device=device,
+        source=source, iterations=getattr(alg, "iterations", None),
+        partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
+        prepare_s=prepare_s, time_s=time_s, trials_s=times,
+        teps=edges / time_s if time_s > 0 else 0.0,
+        supersteps=len(records), per_superstep=records,
+        transfer=dict(h2d_bytes=int(h2d),
+                      edge_bytes=int(sum(p.graph_bytes for p in engine.parts if p.kind == "gpu"))),
+        verified=verified)
+    return Result(values, metrics, plan)
