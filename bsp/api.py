@@ -42,11 +42,18 @@ class Message:
 
 @dataclass(frozen=True)
 class Mode:
-    """One kind of superstep: which CSR view it walks and which way messages go."""
+    """One kind of superstep: which CSR view it walks and which way messages go.
+
+    `state` optionally names a state array allocated with `part.alloc` (n_local + ghost slots):
+    its tail is then the box, so a kernel reads and writes local vertices and ghosts with one
+    index and no branch (ghost slot s is element n_local + s, exactly what the view's indices
+    hold). Without it the engine allocates a separate box.
+    """
     name: str
     view: str          # "out", "in" or "both"
     exchange: str      # "push" (ghost -> owner, combined) or "pull" (owner -> ghost, copied)
     message: Message
+    state: str = None
 
 
 @dataclass

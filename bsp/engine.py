@@ -90,6 +90,8 @@ class Engine:
         compute_s = [0.0] * len(parts)
         t0 = time.perf_counter()
         host_views = self.plan.views(mode.view)
+        for p in parts:
+            self._place_box(p, mode)
         if mode.exchange == "pull":
             values = [algorithm.gather(p, step, mode) for p in parts]
             messages = exchange_pull(parts, host_views, mode, values)
@@ -98,11 +100,7 @@ class Engine:
         else:
             identity = mode.message.dtype.type(mode.message.identity)
             for p in parts:
-                box = p.boxes.get(mode.name)
-                n = p.views[mode.view].n_ghosts
-                if box is None or box.dtype != mode.message.dtype:
-                    box = p.boxes[mode.name] = p.xp.empty(n, dtype=mode.message.dtype)
-                box.fill(identity)
+                p.boxes[mode.name].fill(identity)
             compute_s = self._compute(algorithm, mode, step)
             t1 = time.perf_counter()
             messages = exchange_push(parts, host_views, mode)
@@ -114,6 +112,18 @@ class Engine:
         return dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
                     messages=int(messages), engines=engines,
                     h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+
+    @staticmethod
+    def _place_box(part, mode):
+        """The mode's box: the tail of its state array, or an array of its own."""
+        n = part.views[mode.view].n_ghosts
+        if mode.state is not None:
+            arr = getattr(part.state, mode.state)
+            part.boxes[mode.name] = arr[part.n_local:part.n_local + n]
+            return
+        box = part.boxes.get(mode.name)
+        if box is None or box.dtype != mode.message.dtype or box.size != n:
+            part.boxes[mode.name] = part.xp.empty(n, dtype=mode.message.dtype)
 
     def _compute(self, algorithm, mode, step):
         """Launch GPU partitions first, then the CPU partition (which overlaps them on a real GPU)."""

@@ -72,17 +72,22 @@ def _deliver(part, inbox, identity):
 
 
 def exchange_pull(parts, host_views, mode, values):
-    """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots."""
+    """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
+    (`part.boxes[mode.name]`)."""
     host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
                  for p in parts]
     messages = 0
     for q in parts:
         view = host_views[q.pid]
-        ghosts = np.empty(view.n_ghosts, dtype=mode.message.dtype)
+        if view.n_ghosts == 0:
+            continue
+        box = q.boxes[mode.name]
+        ghosts = box if q.device == "cpu" else np.empty(view.n_ghosts, dtype=box.dtype)
         for p in range(len(parts)):
             a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
             if a < b:
                 _boxes.box_gather(host_vals[p], host_views[p].peer_pos[q.pid], ghosts[a:b])
-        messages += ghosts.size
-        q.boxes[mode.name] = q.to_device(ghosts) if view.n_ghosts else q.xp.empty(0, ghosts.dtype)
+        messages += view.n_ghosts
+        if ghosts is not box:
+            box[:] = q.to_device(ghosts)
     return messages

@@ -53,6 +53,12 @@ class Partition:
             self.graph_bytes += v.nbytes
         return self.views[name]
 
+    def alloc(self, dtype, fill, views=()):
+        """A state array for the local vertices plus room for the ghost slots of `views` (the
+        largest of them), so that it can carry a Mode's box in its tail."""
+        ghosts = max((self.plan.views(v)[self.pid].n_ghosts for v in views), default=0)
+        return self.xp.full(self.n_local + ghosts, fill, dtype=dtype)
+
     def kernels(self, name):
         return importlib.import_module(f"{self.kernel_package}.{name}")
 

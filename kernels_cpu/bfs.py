@@ -1,12 +1,12 @@
 """BFS kernels: level-synchronous, top-down push and bottom-up pull (Beamer's direction
 optimisation; TOTEM fig. 11 for the top-down form).
 
-State: `level` (int32, UNVISITED = INT32_MAX so that a ghost slot's identity and an unvisited
-vertex read the same), a frontier queue of local ids.
+State: `level` (int32, UNVISITED = INT32_MAX), n_local entries followed by the ghost slots, so
+`level[t]` serves local and remote targets alike: in push steps the tail is the outbox (reset to
+UNVISITED, the message identity, each step), in pull steps it holds the remote levels.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
-appends it to the next queue, through an atomic counter. Boundary slots get the benign store
-depth + 1 (every writer stores the same value). Bottom-up rows are written only by their own
-iteration.
+appends it (if local) to the next queue, through an atomic counter. Bottom-up rows are written
+only by their own iteration.
 Mapping: one iteration per frontier vertex (top-down) or per local vertex (bottom-up).
 """
 
@@ -19,28 +19,23 @@ UNVISITED = np.iinfo(np.int32).max
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def bfs_push(indptr, indices, n_local, level, box, queue, qlen, depth, next_queue, next_len):
+def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len):
     for i in prange(qlen):
         v = queue[i]
         for e in range(indptr[v], indptr[v + 1]):
             t = indices[e]
-            if t < n_local:
-                if level[t] == UNVISITED:
-                    if atomic_min(level, t, depth + 1) == UNVISITED:
-                        next_queue[atomic_add(next_len, 0, 1)] = t
-            else:
-                box[t - n_local] = depth + 1
+            if level[t] == UNVISITED:
+                if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
+                    next_queue[atomic_add(next_len, 0, 1)] = t
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_len):
+def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
     for v in prange(n_local):
         if level[v] != UNVISITED:
             continue
         for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            lt = level[t] if t < n_local else ghosts[t - n_local]
-            if lt == depth:
+            if level[indices[e]] == depth:
                 level[v] = depth + 1
                 next_queue[atomic_add(next_len, 0, 1)] = v
                 break

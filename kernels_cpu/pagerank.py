@@ -1,7 +1,8 @@
 """PageRank kernels: pull over in-edges (TOTEM fig. 14), no atomics.
 
 Each round: contrib(u) = rank(u) / outdeg(u) (0 for sinks), then
-rank(v) = (1 - d) / n + d * sum over in-edges (u, v) of contrib(u); remote u read from ghosts.
+rank(v) = (1 - d) / n + d * sum over in-edges (u, v) of contrib(u). `contrib` holds the ghost
+slots in its tail, filled by the exchange with the owners' contributions.
 Mapping: one iteration per local vertex; each row is written only by its own iteration.
 """
 
@@ -10,16 +11,15 @@ from numba import njit, prange
 
 @njit(parallel=True, nogil=True, cache=True)
 def pr_contrib(rank, out_degree, contrib):
-    for v in prange(rank.size):
+    for v in prange(rank.size):  # contrib[:rank.size]: the local part
         d = out_degree[v]
         contrib[v] = rank[v] / d if d > 0 else 0.0
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def pr_pull(indptr, indices, n_local, contrib, ghosts, rank, base, damping):
-    for v in prange(n_local):
+def pr_pull(indptr, indices, contrib, rank, base, damping):
+    for v in prange(rank.size):
         s = 0.0
         for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            s += contrib[t] if t < n_local else ghosts[t - n_local]
+            s += contrib[indices[e]]
         rank[v] = base + damping * s

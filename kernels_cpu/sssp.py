@@ -1,6 +1,7 @@
 """SSSP kernels: frontier-based Bellman-Ford relaxation in delta-stepping buckets (push).
 
-State: `dist` (float64, +inf unreached), `pending` flags (improved, not yet relaxed).
+State: `dist` (float64, +inf unreached) and `pending` flags (improved, not yet relaxed), both with
+the ghost slots in their tail: the tail of `dist` is the outbox, reset to +inf each step.
 A step relaxes the pending vertices of the current bucket (dist < bound); improvements inside the
 bucket are relaxed again next step, those beyond wait for the next bucket.
 Races: distances drop through atomic_min (LLVM atomicrmw fmin); a writer that lowered the value
@@ -17,9 +18,8 @@ from .frontier import CHUNK
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sssp_frontier(dist, pending, bound, queue):
-    """queue <- pending vertices with dist < bound (in order), clearing their flag."""
-    n = dist.size
+def sssp_frontier(n, dist, pending, bound, queue):
+    """queue <- pending local vertices with dist < bound (in order), clearing their flag."""
     nchunks = (n + CHUNK - 1) // CHUNK
     counts = np.zeros(nchunks + 1, dtype=np.int64)
     for c in prange(nchunks):
@@ -39,21 +39,16 @@ def sssp_frontier(dist, pending, bound, queue):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sssp_relax(indptr, indices, weights, n_local, dist, box, queue, qlen, pending):
+def sssp_relax(indptr, indices, weights, dist, queue, qlen, pending):
     for i in prange(qlen):
         v = queue[i]
         dv = dist[v]
         for e in range(indptr[v], indptr[v + 1]):
             t = indices[e]
             nd = dv + weights[e]
-            if t < n_local:
-                if nd < dist[t]:
-                    if nd < atomic_min(dist, t, nd):
-                        pending[t] = 1
-            else:
-                s = t - n_local
-                if nd < box[s]:
-                    atomic_min(box, s, nd)
+            if nd < dist[t]:
+                if nd < atomic_min(dist, t, nd):
+                    pending[t] = 1
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -66,11 +61,11 @@ def sssp_scatter(inbox, boundary_lvid, dist, pending):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sssp_vote(dist, pending, bound):
-    """(pending vertices inside the bucket, smallest pending distance)."""
+def sssp_vote(n, dist, pending, bound):
+    """(pending local vertices inside the bucket, smallest pending distance)."""
     active = 0
     smallest = np.inf
-    for v in prange(dist.size):
+    for v in prange(n):
         if pending[v] != 0:
             d = dist[v]
             if d < bound:

@@ -87,7 +87,7 @@ def traversed_edges(name, graph, values, records, sources):
 
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
-        verify=False, progress=None, plan=None, engine=None):
+        verify=False, progress=None, gpu_memory=None, plan=None, engine=None):
     """See totem_py.run. `plan`/`engine` may be passed to reuse them across runs."""
     import numba
     if threads:
@@ -107,6 +107,12 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     t0 = time.perf_counter()
     engine.prepare(alg)
     prepare_s = time.perf_counter() - t0
+    if gpu_memory is not None and device != "cpu":
+        for p in engine.parts:
+            if p.kind == "gpu" and p.graph_bytes > gpu_memory:
+                raise InputError(
+                    f"GPU partition {p.pid} needs {p.graph_bytes} bytes of graph data but "
+                    f"--gpu-memory is {gpu_memory} bytes; raise --cpu-share or the budget")
     values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
     times = []
     for _ in range(max(int(trials), 1)):

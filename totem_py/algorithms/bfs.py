@@ -18,7 +18,8 @@ LEVEL = Message(np.int32, "min", UNVISITED)
 
 class BFS(Algorithm):
     name = "bfs"
-    modes = (Mode("push", "out", "push", LEVEL), Mode("pull", "in", "pull", LEVEL))
+    modes = (Mode("push", "out", "push", LEVEL, state="level"),
+             Mode("pull", "in", "pull", LEVEL, state="level"))
     direction_optimizing = True
 
     def __init__(self, source):
@@ -26,7 +27,7 @@ class BFS(Algorithm):
 
     def init(self, part):
         s = part.state
-        s.level = part.xp.full(part.n_local, UNVISITED, dtype=np.int32)
+        s.level = part.alloc(np.int32, UNVISITED, ("out", "in"))
         s.queue = Queue(part)
         lv = owned_lvid(part, self.source)
         if lv is not None:
@@ -37,10 +38,10 @@ class BFS(Algorithm):
         k, s, v = part.kernels("bfs"), part.state, part.views[mode.view]
         q = s.queue
         if mode.name == "push":
-            k.bfs_push(v.indptr, v.indices, v.n_local, s.level, box, q.items, q.length, step,
+            k.bfs_push(v.indptr, v.indices, v.n_local, s.level, q.items, q.length, step,
                        q.next, q.next_len)
         else:
-            k.bfs_pull(v.indptr, v.indices, v.n_local, s.level, box, step, q.next, q.next_len)
+            k.bfs_pull(v.indptr, v.indices, v.n_local, s.level, step, q.next, q.next_len)
 
     def gather(self, part, step, mode):
         return part.state.level[part.views[mode.view].boundary_lvid]

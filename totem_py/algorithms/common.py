@@ -35,6 +35,6 @@ def collect(parts, n_vertices, name, dtype, fill, convert=None):
     """Scatter each partition's state array `name` into one global array."""
     out = np.full(n_vertices, fill, dtype=dtype)
     for p in parts:
-        values = p.to_host(getattr(p.state, name), count=False)
+        values = p.to_host(getattr(p.state, name)[:p.n_local], count=False)
         out[p.gvids] = values if convert is None else convert(values)
     return out

@@ -17,7 +17,7 @@ CONTRIB = Message(np.float64, "sum", 0.0)
 
 class PageRank(Algorithm):
     name = "pagerank"
-    modes = (Mode("pull", "in", "pull", CONTRIB),)
+    modes = (Mode("pull", "in", "pull", CONTRIB, state="contrib"),)
 
     def __init__(self, iterations=5, damping=0.85):
         if iterations < 1:
@@ -29,7 +29,7 @@ class PageRank(Algorithm):
         s, xp = part.state, part.xp
         n = max(part.n_vertices, 1)
         s.rank = xp.full(part.n_local, 1.0 / n, dtype=np.float64)
-        s.contrib = xp.empty(part.n_local, dtype=np.float64)
+        s.contrib = part.alloc(np.float64, 0.0, ("in",))
         part.kernels("pagerank").pr_contrib(s.rank, part.out_degree, s.contrib)
 
     def gather(self, part, step, mode):
@@ -38,7 +38,7 @@ class PageRank(Algorithm):
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("pagerank"), part.state, part.views["in"]
         base = (1.0 - self.damping) / max(part.n_vertices, 1)
-        k.pr_pull(v.indptr, v.indices, v.n_local, s.contrib, box, s.rank, base, self.damping)
+        k.pr_pull(v.indptr, v.indices, s.contrib, s.rank, base, self.damping)
 
     def vote(self, part, step):
         part.kernels("pagerank").pr_contrib(part.state.rank, part.out_degree, part.state.contrib)

@@ -29,7 +29,7 @@ def default_delta(graph):
 
 class SSSP(Algorithm):
     name = "sssp"
-    modes = (Mode("push", "out", "push", DIST),)
+    modes = (Mode("push", "out", "push", DIST, state="dist"),)
     needs_weights = True
 
     def __init__(self, source, delta=None):
@@ -41,8 +41,8 @@ class SSSP(Algorithm):
             self.delta = default_delta(part.plan.graph)
         self.bound = self.delta
         s, xp = part.state, part.xp
-        s.dist = xp.full(part.n_local, np.inf, dtype=np.float64)
-        s.pending = xp.zeros(part.n_local, dtype=np.uint8)
+        s.dist = part.alloc(np.float64, np.inf, ("out",))
+        s.pending = part.alloc(np.uint8, 0, ("out",))
         s.queue = xp.empty(part.n_local, dtype=np.int64)
         lv = owned_lvid(part, self.source)
         if lv is not None:
@@ -51,11 +51,8 @@ class SSSP(Algorithm):
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("sssp"), part.state, part.views["out"]
-        qlen = k.sssp_frontier(s.dist, s.pending, self.bound, s.queue)
-        if v.weights is None:
-            raise ValueError("sssp needs edge weights (the engine attaches unit weights)")
-        k.sssp_relax(v.indptr, v.indices, v.weights, v.n_local, s.dist, box, s.queue, qlen,
-                     s.pending)
+        qlen = k.sssp_frontier(part.n_local, s.dist, s.pending, self.bound, s.queue)
+        k.sssp_relax(v.indptr, v.indices, v.weights, s.dist, s.queue, qlen, s.pending)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
@@ -63,7 +60,8 @@ class SSSP(Algorithm):
                                           s.pending)
 
     def vote(self, part, step):
-        active, smallest = part.kernels("sssp").sssp_vote(part.state.dist, part.state.pending,
+        s = part.state
+        active, smallest = part.kernels("sssp").sssp_vote(part.n_local, s.dist, s.pending,
                                                            self.bound)
         return Vote(int(active), 0, float(smallest))
 

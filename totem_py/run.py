@@ -1,0 +1,158 @@
+"""python -m totem_py.run: the command line contract of DESIGN.md.
+
+Exit codes: 0 done; 2 bad input or usage (one line naming file, line and problem); 3 verification
+failed; 1 anything else. Set TOTEM_DEBUG=1 to see tracebacks.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from .errors import InputError, VerificationError
+
+DEFAULT_GRAPH = "rmat:18"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise InputError(message)
+
+
+def parse_bytes(text):
+    """'4G', '512M', '1.5e9' -> bytes."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().rstrip("B").rstrip("I")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(float(t))
+    except ValueError:
+        raise InputError(f"--gpu-memory: cannot read {text!r} as a size (e.g. 4G, 512M)") from None
+
+
+def build_parser():
+    p = _Parser(prog="python -m totem_py.run",
+                description="Run a graph algorithm split between the CPU and GPU partitions.")
+    p.add_argument("--graph", default=DEFAULT_GRAPH,
+                   help="file (.txt/.el/.csv/.wel/.mtx/.gr/.npz, .gz ok) or rmat:SCALE[:EF] / "
+                        f"uniform:SCALE[:EF] (default {DEFAULT_GRAPH})")
+    p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
+    p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc")
+    p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
+    p.add_argument("--cpu-share", default="0.5", help="fraction of edges on the CPU, in [0, 1]")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPU partitions")
+    p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
+    p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
+    p.add_argument("--transfer", default="auto",
+                   help="auto, resident, filter, compaction, zerocopy")
+    p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
+    p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
+    p.add_argument("--trials", type=int, default=1)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verify", action="store_true", help="check the result with the verifier")
+    p.add_argument("--output", default=None, help="write the per-vertex result (.npy)")
+    p.add_argument("--json", default=None, help="write the run's metrics")
+    p.add_argument("--quiet", action="store_true", help="only errors")
+    return p
+
+
+def _atomic_write(path, write):
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise InputError(f"cannot write: {exc.strerror}", path) from None
+
+
+def _share(text):
+    try:
+        share = float(text)
+    except ValueError:
+        raise InputError(f"--cpu-share must be a number in [0, 1], not {text!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise InputError(f"--cpu-share must be in [0, 1], got {share}")
+    return share
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    from .backend import resolve_device
+    from .generators import graph_from_spec
+    from .harness import make_algorithm, run
+    from .progress import Progress
+
+    share = _share(args.cpu_share)
+    if args.gpus < 0:
+        raise InputError(f"--gpus must be >= 0, got {args.gpus}")
+    if args.transfer not in ("auto", "resident"):
+        raise NotImplementedError(f"--transfer {args.transfer}: the out-of-GPU-memory transfer "
+                                  "engines are not implemented yet (only auto/resident)")
+    budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
+    resolve_device(args.device)
+    progress = Progress(enabled=False if args.quiet else None)
+    progress.phase(f"loading {args.graph}")
+    graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
+                            weighted=args.algorithm == "sssp")
+    progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
+    make_algorithm(args.algorithm, graph, args.source, args.iterations, args.seed)  # checks
+    result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
+                 gpus=args.gpus, device=args.device, source=args.source,
+                 iterations=args.iterations, trials=args.trials, threads=args.threads,
+                 seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget)
+    m = result.metrics
+    if args.output:
+        _atomic_write(args.output, lambda f: np.save(f, result.values))
+    if args.json:
+        _atomic_write(args.json, lambda f: f.write(json.dumps(m, indent=1).encode()))
+    if not args.quiet:
+        print_report(m)
+    return 0
+
+
+def print_report(m):
+    g = m["graph"]
+    print(f"graph {g['spec']}: {g['vertices']} vertices, {g['edges']} edges")
+    src = f", source {m['source']}" if m.get("source") is not None else ""
+    print(f"{m['algorithm']}{src}, partition {m['partition']}, cpu share {m['cpu_share']}, "
+          f"device {m['device']}, beta {m['beta']:.3f} (aggregated {m['beta_aggregated']:.3f})")
+    print(f"{'pid':>3} {'kind':>4} {'vertices':>10} {'edges':>12} {'boundary':>10} "
+          f"{'remote':>9} {'compute_s':>10}")
+    steps = m["per_superstep"]
+    for pid, p in enumerate(m["partitions"]):
+        compute = sum(s["compute_s"][pid] for s in steps)
+        print(f"{pid:>3} {p['kind']:>4} {p['vertices']:>10} {p['edges']:>12} "
+              f"{p['boundary_edges']:>10} {p['remote_vertices']:>9} {compute:>10.4f}")
+    exchange = sum(s["exchange_s"] for s in steps)
+    verified = {True: ", verified", None: ""}[m["verified"]]
+    print(f"time {m['time_s']:.4f} s (median of {len(m['trials_s'])}), {m['supersteps']} "
+          f"supersteps, exchange {exchange:.4f} s, {m['teps'] / 1e6:.1f} MTEPS{verified}")
+
+
+def cli(argv=None):
+    try:
+        return main(argv)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except VerificationError as exc:
+        print(f"verification failed: {exc}", file=sys.stderr)
+        return 3
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 1
+    except Exception as exc:
+        if os.environ.get("TOTEM_DEBUG"):
+            raise
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

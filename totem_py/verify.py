@@ -1,0 +1,209 @@
+"""Result verifiers, GAP style: check properties of an answer rather than compare it bit for bit.
+
+  bfs       source at level 0; no edge from a reached vertex skips a level or leaves the reached set;
+            every other reached vertex has an in-neighbour one level up; the rest are at -1.
+  sssp      dist(source) = 0; no edge can still be relaxed; every other finite vertex has a tight
+            in-edge, and the tight edges reach all finite vertices from the source (this rules out
+            zero-weight cycles holding each other's distances down); unreachable means +inf.
+  cc        labels are constant along every edge, each label is the smallest id carrying it, and
+            there are as many labels as weakly connected components (scipy counts them).
+  pagerank  no cheap property pins down the ranks after a finite number of rounds: L1 distance to
+            the serial reference.
+  bc        compared with the serial Brandes reference (relative plus small absolute tolerance).
+
+Each verifier returns None, or raises VerificationError naming the first bad vertex. Edge checks
+are vectorised over the whole COO edge arrays.
+"""
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from . import reference
+from .errors import VerificationError
+from .graph import Graph
+
+
+def _first(mask):
+    return int(np.flatnonzero(mask)[0])
+
+
+def _as_result(graph, result, what):
+    result = np.asarray(result)
+    if result.ndim != 1 or result.size != graph.n_vertices:
+        raise VerificationError(
+            f"{what}: expected one value per vertex ({graph.n_vertices}), got shape {result.shape}")
+    return result
+
+
+def _edges(graph):
+    return graph.edge_sources().astype(np.int64), graph.indices.astype(np.int64)
+
+
+def _check_source(graph, source, what):
+    if not 0 <= int(source) < graph.n_vertices:
+        raise VerificationError(f"{what}: source {source} is not a vertex")
+    return int(source)
+
+
+def verify_bfs(graph, source, levels):
+    levels = _as_result(graph, levels, "bfs")
+    if graph.n_vertices == 0:
+        return
+    if not np.issubdtype(levels.dtype, np.integer):
+        raise VerificationError(f"bfs: levels must be integers, got {levels.dtype}")
+    source = _check_source(graph, source, "bfs")
+    levels = levels.astype(np.int64)
+    if levels[source] != 0:
+        raise VerificationError(f"bfs: source {source} has level {levels[source]}, expected 0")
+    if (levels < -1).any():
+        v = _first(levels < -1)
+        raise VerificationError(f"bfs: vertex {v} has level {levels[v]} (unreached must be -1)")
+    reached = levels >= 0
+    u, v = _edges(graph)
+    from_reached = reached[u]
+
+    bad = from_reached & ~reached[v]
+    if bad.any():
+        e = _first(bad)
+        raise VerificationError(f"bfs: vertex {v[e]} is unreached but has an in-edge from "
+                                f"reached vertex {u[e]}")
+    bad = from_reached & (levels[v] > levels[u] + 1)
+    if bad.any():
+        e = _first(bad)
+        raise VerificationError(f"bfs: vertex {v[e]} has level {levels[v[e]]} but in-neighbour "
+                                f"{u[e]} has level {levels[u[e]]}")
+
+    has_parent = np.zeros(graph.n_vertices, dtype=bool)
+    has_parent[v[from_reached & (levels[u] == levels[v] - 1)]] = True
+    has_parent[source] = True
+    bad = reached & ~has_parent
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"bfs: vertex {w} has level {levels[w]} but no in-neighbour "
+                                f"at level {levels[w] - 1}")
+
+
+def verify_sssp(graph, source, dist, rtol=1e-5):
+    dist = _as_result(graph, dist, "sssp")
+    if graph.n_vertices == 0:
+        return
+    source = _check_source(graph, source, "sssp")
+    dist = dist.astype(np.float64)
+    if dist[source] != 0:
+        raise VerificationError(f"sssp: source {source} has distance {dist[source]}, expected 0")
+    bad = np.isnan(dist) | (dist < 0)
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"sssp: vertex {w} has distance {dist[w]}")
+    finite = np.isfinite(dist)
+    u, v = _edges(graph)
+    w = np.ones(u.size) if graph.weights is None else graph.weights
+    live = finite[u]  # edges out of +inf vertices constrain nothing
+    via_u = dist[u[live]] + w[live]
+    tol = rtol * np.maximum(1.0, via_u)
+    u, v = u[live], v[live]
+
+    bad = dist[v] > via_u + tol
+    if bad.any():
+        e = _first(bad)
+        raise VerificationError(f"sssp: vertex {v[e]} has distance {dist[v[e]]} but the edge from "
+                                f"{u[e]} gives {via_u[e]}")
+
+    tight = np.abs(dist[v] - via_u) <= tol
+    has_tight = np.zeros(graph.n_vertices, dtype=bool)
+    has_tight[v[tight]] = True
+    has_tight[source] = True
+    bad = finite & ~has_tight
+    if bad.any():
+        x = _first(bad)
+        raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} but no in-edge gives it")
+
+    tight_tree = Graph.from_edges(u[tight], v[tight], graph.n_vertices)
+    on_tree = reference.bfs_levels(tight_tree, source) >= 0
+    bad = finite & ~on_tree
+    if bad.any():
+        x = _first(bad)
+        raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} that no path from the "
+                                f"source gives (a zero-weight cycle holds it down)")
+
+
+def verify_pagerank(graph, iterations, ranks, tol=1e-4):
+    ranks = _as_result(graph, ranks, "pagerank")
+    if graph.n_vertices == 0:
+        return
+    ranks = ranks.astype(np.float64)
+    expected = reference.pagerank(graph, iterations)
+    diff = np.abs(ranks - expected)
+    if not np.isfinite(ranks).all() or diff.sum() > tol:
+        w = int(np.argmax(np.where(np.isfinite(diff), diff, np.inf)))
+        raise VerificationError(f"pagerank: L1 error {diff.sum():.3g} > {tol:g}; worst vertex {w} "
+                                f"has {ranks[w]:.6g}, expected {expected[w]:.6g}")
+
+
+def verify_cc(graph, labels):
+    labels = _as_result(graph, labels, "cc")
+    n = graph.n_vertices
+    if n == 0:
+        return
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise VerificationError(f"cc: labels must be integers, got {labels.dtype}")
+    labels = labels.astype(np.int64)
+    ids = np.arange(n)
+    bad = (labels < 0) | (labels > ids)
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"cc: vertex {w} has label {labels[w]}, which is not a smaller id")
+    bad = labels[labels] != labels
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"cc: vertex {w} has label {labels[w]} but vertex {labels[w]} "
+                                f"has label {labels[labels[w]]}")
+    u, v = _edges(graph)
+    bad = labels[u] != labels[v]
+    if bad.any():
+        e = _first(bad)
+        raise VerificationError(f"cc: edge {u[e]} -> {v[e]} joins labels {labels[u[e]]} and "
+                                f"{labels[v[e]]}")
+    matrix = csr_matrix((np.ones(graph.n_edges), graph.indices, graph.indptr), shape=(n, n))
+    n_components = connected_components(matrix, directed=True, connection="weak")[0]
+    n_labels = np.unique(labels).size
+    if n_labels != n_components:
+        # labels are constant on components, so some label covers two components: name one
+        raise VerificationError(f"cc: {n_labels} labels for {n_components} weak components "
+                                f"(some label spans more than one component)")
+
+
+def verify_bc(graph, sources, scores, rtol=1e-5, atol=1e-6):
+    scores = _as_result(graph, scores, "bc")
+    if graph.n_vertices == 0:
+        return
+    scores = scores.astype(np.float64)
+    for s in sources:
+        _check_source(graph, s, "bc")
+    expected = reference.betweenness(graph, sources)
+    bad = ~(np.abs(scores - expected) <= rtol * np.abs(expected) + atol)  # NaN counts as bad
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"bc: vertex {w} has {scores[w]:.6g}, expected {expected[w]:.6g}")
+
+
+def verify(name, graph, result, source=None, sources=None, iterations=None):
+    """Run the verifier of algorithm `name` ('bfs', 'sssp', 'pagerank', 'cc', 'bc')."""
+    if name in ("bfs", "sssp"):
+        if source is None:
+            raise ValueError(f"{name} verification needs a source")
+        return (verify_bfs if name == "bfs" else verify_sssp)(graph, source, result)
+    if name == "pagerank":
+        if iterations is None:
+            raise ValueError("pagerank verification needs the number of iterations")
+        return verify_pagerank(graph, iterations, result)
+    if name == "cc":
+        return verify_cc(graph, result)
+    if name == "bc":
+        if sources is None:
+            if source is None:
+                raise ValueError("bc verification needs sources")
+            sources = [source]
+        return verify_bc(graph, sources, result)
+    raise ValueError(f"no verifier for algorithm {name!r}")
