@@ -1,0 +1,114 @@
+"""The run command's contract: options, outputs, exit codes and one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from totem_py import reference as ref
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def run_cli(*args, module="totem_py.run"):
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+def assert_usage_error(proc, *words):
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
+    out = tmp_path / "m.json"
+    proc = run_cli("--json", out, "--verify")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(out.read_text())
+    assert m["algorithm"] == "bfs" and m["partition"] == "HIGH" and m["verified"] is True
+    assert [p["kind"] for p in m["partitions"]] == ["cpu", "gpu"]
+    assert m["graph"]["spec"].startswith("rmat:")
+    assert "MTEPS" in proc.stdout
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc"])
+def test_output_and_json(tmp_path, algorithm):
+    out, js = tmp_path / "r.npy", tmp_path / "m.json"
+    proc = run_cli("--graph", DATA / "tiny.txt", "--algorithm", algorithm, "--source", 0,
+                   "--partition", "RAND", "--cpu-share", 0.3, "--gpus", 2, "--device",
+                   "emulated", "--output", out, "--json", js, "--verify", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    values = np.load(out)
+    m = json.loads(js.read_text())
+    for key in ("algorithm", "graph", "partition", "cpu_share", "device", "partitions", "time_s",
+                "trials_s", "teps", "supersteps", "per_superstep", "transfer", "verified"):
+        assert key in m
+    for key in ("kind", "vertices", "edges", "boundary_edges", "on_gpu_bytes", "on_host_bytes"):
+        assert key in m["partitions"][0]
+    step = m["per_superstep"][0]
+    for key in ("compute_s", "exchange_s", "messages", "active_vertices", "engines", "h2d_bytes"):
+        assert key in step
+    assert len(step["compute_s"]) == len(m["partitions"])
+    import totem_py
+    g = totem_py.load(DATA / "tiny.txt")
+    if algorithm == "bfs":
+        assert np.array_equal(values, ref.bfs_levels(g, 0))
+    assert values.shape == (g.n_vertices,)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--graph", "tests/data/missing.txt"], ["missing.txt"]),
+    (["--graph", "tests/data/tiny.txt", "--source", "999"], ["--source", "999"]),
+    (["--graph", "tests/data/tiny.txt", "--cpu-share", "1.5"], ["--cpu-share"]),
+    (["--graph", "tests/data/tiny.txt", "--cpu-share", "-0.1"], ["--cpu-share"]),
+    (["--graph", "tests/data/tiny.txt", "--partition", "MIDDLE"], ["--partition"]),
+    (["--graph", "tests/data/tiny.txt", "--algorithm", "nope"], ["--algorithm"]),
+    (["--graph", "tests/data/tiny.txt", "--bogus"], ["--bogus"]),
+    (["--graph", "rmat:40"], ["GiB"]),
+    (["--graph", "tests/data/tiny.unknown"], ["tiny.unknown"]),
+    (["--graph", "tests/data/tiny.txt", "--gpu-memory", "lots"], ["--gpu-memory"]),
+    (["--graph", "tests/data/tiny.txt", "--gpu-memory", "16"], ["--gpu-memory", "bytes"]),
+])
+def test_bad_usage_exits_2_with_one_line(args, words):
+    assert_usage_error(run_cli(*args), *words)
+
+
+def test_negative_weights_for_sssp(tmp_path):
+    f = tmp_path / "neg.wel"
+    f.write_text("0 1 2.0\n1 2 -1.5\n")
+    assert_usage_error(run_cli("--graph", f, "--algorithm", "sssp", "--source", 0),
+                       "neg.wel", "non-negative")
+
+
+def test_device_gpu_without_a_gpu_is_a_usage_error():
+    from totem_py.backend import cuda_device_count
+    if cuda_device_count():
+        pytest.skip("this machine has a GPU")
+    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", "--device", "gpu"), "--device gpu")
+
+
+def test_failed_verification_exits_3(monkeypatch):
+    from totem_py import run as cli
+    import totem_py.verify as verify
+
+    def broken(*args, **kwargs):
+        raise totem_py.VerificationError("vertex 3: level 2 but no parent at level 1")
+    import totem_py
+    monkeypatch.setattr(verify, "verify", broken)
+    code = cli.cli(["--graph", str(DATA / "tiny.txt"), "--verify", "--quiet", "--source", "0"])
+    assert code == 3
+
+
+def test_nothing_half_written_on_bad_input(tmp_path):
+    out = tmp_path / "r.npy"
+    proc = run_cli("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
+    assert proc.returncode == 2 and not out.exists()
+    assert list(tmp_path.iterdir()) == []

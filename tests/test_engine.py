@@ -1,0 +1,112 @@
+"""The configuration matrix of the acceptance: every algorithm x HIGH/LOW/RAND x cpu share
+1.0/0.7/0.3/0.0 x 1 and 2 GPU partitions x device cpu/emulated, against the serial references
+(totem_py.reference, themselves checked against scipy and networkx), on the toy graphs and on every
+graph of ../shared/data. One plan serves every algorithm and device of a configuration."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bsp import Engine
+from partitioners import partition
+from totem_py import reference as ref
+from totem_py.algorithms import BC, BFS, CC, SSSP, PageRank
+from totem_py.harness import default_source
+
+from toys import toy_graphs, with_random_weights
+
+STRATEGIES = ("HIGH", "LOW", "RAND")
+SHARES = (1.0, 0.7, 0.3, 0.0)
+GPUS = (1, 2)
+DEVICES = ("cpu", "emulated")
+ITERATIONS = 5
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+REAL = sorted(p.name for p in DATA.glob("*.gz")) if DATA.is_dir() else []
+
+
+def expected(graph, source):
+    """Reference answers, by algorithm name."""
+    out = {"pagerank": ref.pagerank(graph, ITERATIONS), "cc": ref.components(graph)}
+    if source is not None:
+        out.update(bfs=ref.bfs_levels(graph, source), sssp=ref.sssp_distances(graph, source),
+                   bc=ref.betweenness(graph, [source]))
+    return out
+
+
+def algorithms(source):
+    algs = [PageRank(ITERATIONS), CC()]
+    if source is not None:
+        algs += [BFS(source), SSSP(source), BC([source])]
+    return algs
+
+
+def mismatch(name, got, want):
+    """None if `got` matches the reference within the acceptance tolerance, else a note."""
+    if got.shape != want.shape:
+        return f"shape {got.shape} != {want.shape}"
+    if name in ("bfs", "cc"):
+        bad = np.flatnonzero(got != want)
+    elif name == "pagerank":
+        err = np.abs(got - want).sum()
+        return None if err <= 1e-4 else f"L1 error {err:.3g}"
+    else:
+        both_inf = np.isinf(got) & np.isinf(want)
+        close = np.isclose(got, want, rtol=1e-5, atol=1e-9) | both_inf
+        bad = np.flatnonzero(~close)
+    return None if bad.size == 0 else f"{bad.size} vertices differ, first {bad[0]}: " \
+        f"{got[bad[0]]} != {want[bad[0]]}"
+
+
+def check_matrix(graph, strategy):
+    source = default_source(graph) if graph.n_vertices else None
+    want = expected(graph, source)
+    failures = []
+    for share in SHARES:
+        for gpus in GPUS:
+            if share == 1.0 and gpus > 1:
+                continue   # the same single-CPU-partition plan
+            plan = partition(graph, strategy, share, gpus, seed=1)
+            for device in DEVICES:
+                engine = Engine(plan, device)
+                for alg in algorithms(source):
+                    got, _ = engine.run(alg)
+                    note = mismatch(alg.name, got, want[alg.name])
+                    if note:
+                        failures.append(f"{alg.name} {strategy} share={share} gpus={gpus} "
+                                        f"{device}: {note}")
+    assert not failures, "\n".join(failures)
+
+
+TOYS = toy_graphs()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", sorted(TOYS))
+def test_toy_graphs(name, strategy):
+    check_matrix(with_random_weights(TOYS[name], seed=3), strategy)
+
+
+_loaded = {}
+
+
+def real_graph(name):
+    if name not in _loaded:
+        import totem_py
+        g = totem_py.load(DATA / name)
+        _loaded[name] = g if g.weights is not None else with_random_weights(g, seed=5)
+    return _loaded[name]
+
+
+@pytest.mark.skipif(not REAL, reason="../shared/data is not beside the checkout")
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", REAL)
+def test_real_graphs(name, strategy):
+    check_matrix(real_graph(name), strategy)
+
+
+def test_results_do_not_depend_on_the_plan_seed():
+    g = with_random_weights(TOYS["rmat_small"], seed=1)
+    a, _ = Engine(partition(g, "RAND", 0.5, 2, seed=1), "emulated").run(CC())
+    b, _ = Engine(partition(g, "RAND", 0.5, 2, seed=2), "emulated").run(CC())
+    assert np.array_equal(a, b)
