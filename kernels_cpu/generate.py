@@ -1,0 +1,164 @@
+"""Graph generators (Graph500 R-MAT, uniform random) and the CSR cleanup they need.
+
+Every edge draws its random numbers from its own stream, started from a hash (SplitMix64's
+finaliser) of (seed, edge index), never from a per-thread stream, so a graph depends on its seed
+only, not on the thread count.
+The degree count is parallel (atomic adds); the scatter is `parse.scatter_rows`, serial: on few
+cores a serial pass beats atomic slot claims, and rows come out in edge order, deterministically.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .atomics import atomic_add
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_XS_MUL = np.uint64(0x2545F4914F6CDD1D)
+
+
+@njit(cache=True, nogil=True)
+def mix64(z):
+    """SplitMix64 finaliser: a bijective 64-bit hash."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _xorshift_star(state):
+    """One xorshift64* step: (new state, 64-bit output)."""
+    state ^= state >> np.uint64(12)
+    state ^= state << np.uint64(25)
+    state ^= state >> np.uint64(27)
+    return state, state * _XS_MUL
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rmat_level(u, v, r, t_a, t_ab, t_abc):
+    """Descend one level: quadrant A (0,0) if r < t_a, B (0,1), C (1,0), else D (1,1).
+    Branch-free: the quadrant is random, so branches would mispredict half the time."""
+    bu = np.int64(r >= t_ab)
+    bv = np.int64(r >= t_a) - bu + np.int64(r >= t_abc)
+    return (u << 1) | bu, (v << 1) | bv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scramble(v, mask, shift, keys):
+    """A seeded bijection of [0, 2**scale) (as Graph500's scramble): rounds of add a key, multiply
+    by an odd key and xor-shift, each invertible modulo 2**scale. No table, so no random reads."""
+    x = np.uint64(v)
+    for r in range(keys.size):
+        x = ((x + (keys[r] >> np.uint64(17))) * keys[r]) & mask
+        x ^= x >> shift
+    return x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rmat_block(u, v, r, keep, alias, block_u, block_v):
+    """Descend four levels at once: one of the 256 outcomes drawn with Walker's alias method from
+    a 32-bit draw (8 bits pick a bucket, 24 bits decide bucket or its alias)."""
+    b = r >> np.uint64(24)
+    o = b if (r & np.uint64(0xFFFFFF)) < keep[b] else alias[b]
+    return (u << 4) | block_u[o], (v << 4) | block_v[o]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, keys, src, dst):
+    """Graph500 Kronecker edges with scrambled ids.
+
+    Levels go four at a time through the alias tables of the 4-level outcome distribution
+    (keep, alias, and the 4 row / column bits block_u, block_v of each outcome), the last
+    scale % 4 one at a time: a 32-bit draw against the cumulative thresholds t_a < t_ab < t_abc
+    (the probabilities scaled by 2**32). Each edge has its own xorshift64* stream, started from a
+    hash of (seed, edge index). keys: odd uint64 multipliers of the id scramble."""
+    mask = np.uint64((1 << scale) - 1)
+    shift = np.uint64((scale + 1) // 2)
+    for e in prange(src.size):
+        state = mix64(seed ^ (np.uint64(e) * _GOLDEN)) | np.uint64(1)   # xorshift needs != 0
+        u = 0
+        v = 0
+        for _ in range(scale // 8):
+            state, x = _xorshift_star(state)
+            u, v = _rmat_block(u, v, x & _LOW32, keep, alias, block_u, block_v)
+            u, v = _rmat_block(u, v, x >> np.uint64(32), keep, alias, block_u, block_v)
+        if scale % 8 >= 4:
+            state, x = _xorshift_star(state)
+            u, v = _rmat_block(u, v, x >> np.uint64(32), keep, alias, block_u, block_v)
+        for _ in range(scale % 4):
+            state, x = _xorshift_star(state)
+            u, v = _rmat_level(u, v, x >> np.uint64(32), t_a, t_ab, t_abc)
+        src[e] = _scramble(u, mask, shift, keys)
+        dst[e] = _scramble(v, mask, shift, keys)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def uniform_edges(n_vertices, seed, src, dst):
+    n = np.uint64(n_vertices)
+    for e in prange(src.size):
+        x = mix64(seed ^ (np.uint64(e) * _GOLDEN))
+        y = mix64(x + _GOLDEN)
+        src[e] = x % n
+        dst[e] = y % n
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def count_rows(src, dst, mirror, counts):
+    """counts[u + 1] += out-degree of u; with mirror, (u, v) also counts as (v, u) unless u == v
+    (the counts `parse.scatter_rows` fills)."""
+    for e in prange(src.size):
+        atomic_add(counts, src[e] + 1, 1)
+        if mirror and src[e] != dst[e]:
+            atomic_add(counts, dst[e] + 1, 1)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def sort_dedup_rows(indptr, indices, counts):
+    """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
+    counts[u + 1] = the kept length."""
+    for u in prange(indptr.size - 1):
+        start = indptr[u]
+        stop = indptr[u + 1]
+        row = indices[start:stop]
+        if stop - start <= 32:          # insertion sort: most rows are short
+            for i in range(1, stop - start):
+                x = row[i]
+                j = i - 1
+                while j >= 0 and row[j] > x:
+                    row[j + 1] = row[j]
+                    j -= 1
+                row[j + 1] = x
+        else:
+            row.sort()
+        k = 0
+        for i in range(stop - start):
+            v = row[i]
+            if v != u and (k == 0 or v != row[k - 1]):
+                row[k] = v
+                k += 1
+        counts[u + 1] = k
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def compact_rows(indptr, indices, new_indptr, out):
+    """Copy the kept front of every row into the compact array."""
+    for u in prange(indptr.size - 1):
+        start = indptr[u]
+        dest = new_indptr[u]
+        for i in range(new_indptr[u + 1] - dest):
+            out[dest + i] = indices[start + i]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def edge_weights(indptr, indices, seed, low, high, out):
+    """Integer weights in [low, high] hashed from the unordered pair, so (u, v) and (v, u) agree."""
+    span = np.uint64(high - low + 1)
+    for u in prange(indptr.size - 1):
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            a = np.uint64(min(u, v))
+            b = np.uint64(max(u, v))
+            h = mix64(mix64(seed ^ (a * _GOLDEN)) + b)
+            out[e] = low + float(h % span)

@@ -1,0 +1,149 @@
+"""Generated graphs: `rmat:SCALE[:EDGEFACTOR]` (Graph500 Kronecker) and `uniform:SCALE[:EDGEFACTOR]`.
+
+n = 2**SCALE vertices and EDGEFACTOR * n generated edges (default 16). R-MAT uses the Graph500
+parameters A=.57 B=.19 C=.19 D=.05 and, like Graph500, permutes the vertex ids with a seeded
+scramble (otherwise vertex 0 is always the hub). Self-loops and duplicate edges are removed
+afterwards, so a graph has fewer edges than were generated; `undirected` symmetrises first and
+then removes duplicates.
+A given seed gives the same graph whatever the thread count.
+"""
+
+import os
+import re
+
+import numpy as np
+
+from kernels_cpu import generate as _gen
+from kernels_cpu import parse as _parse
+
+from .errors import InputError, check_memory
+from .graph import Graph, csr_bytes, index_dtype
+
+GENERATORS = ("rmat", "uniform")
+DEFAULT_EDGE_FACTOR = 16
+MAX_SCALE = 40
+RMAT_ABCD = (0.57, 0.19, 0.19, 0.05)
+WEIGHT_RANGE = (1, 255)
+# independent hash streams for the parts drawn from one user seed
+_EDGE_STREAM, _WEIGHT_STREAM = 0x5EED0001, 0x5EED0002
+_NO_WEIGHTS = np.empty(0, dtype=np.float64)
+
+
+def parse_spec(spec):
+    """'rmat:20' -> ('rmat', 20, 16); bad specs raise InputError naming the spec."""
+    usage = "expected rmat:SCALE[:EDGEFACTOR] or uniform:SCALE[:EDGEFACTOR]"
+    parts = str(spec).split(":")
+    kind = parts[0].lower()
+    if kind not in GENERATORS:
+        raise InputError(f"unknown graph generator '{parts[0]}' in '{spec}': {usage}")
+    if len(parts) not in (2, 3):
+        raise InputError(f"bad graph spec '{spec}': {usage}")
+    if not all(re.fullmatch(r"[0-9]+", p) for p in parts[1:]):
+        raise InputError(f"bad graph spec '{spec}': SCALE and EDGEFACTOR must be integers "
+                         f"({usage})")
+    scale = int(parts[1])
+    edge_factor = int(parts[2]) if len(parts) == 3 else DEFAULT_EDGE_FACTOR
+    if not 1 <= scale <= MAX_SCALE:
+        raise InputError(f"bad graph spec '{spec}': SCALE must be from 1 to {MAX_SCALE}")
+    if edge_factor < 1:
+        raise InputError(f"bad graph spec '{spec}': EDGEFACTOR must be at least 1")
+    return kind, scale, edge_factor
+
+
+def rmat_tables(a, b, c, d):
+    """The alias tables of `rmat_edges` for quadrant probabilities a, b, c, d (four levels)."""
+    quadrant = np.array([a, b, c, d])
+    outcomes = np.arange(256)
+    digits = [(outcomes >> (2 * (3 - k))) & 3 for k in range(4)]   # first level in the high bits
+    prob = np.prod([quadrant[q] for q in digits], axis=0)
+    block_u = sum(((q >> 1) << (3 - k)) for k, q in enumerate(digits)).astype(np.int64)
+    block_v = sum(((q & 1) << (3 - k)) for k, q in enumerate(digits)).astype(np.int64)
+    # Vose's alias method
+    scaled = prob / prob.sum() * 256
+    keep = np.ones(256)
+    alias = outcomes.copy()
+    small = [i for i in range(256) if scaled[i] < 1]
+    large = [i for i in range(256) if scaled[i] >= 1]
+    while small and large:
+        s, g = small.pop(), large.pop()
+        keep[s], alias[s] = scaled[s], g
+        scaled[g] -= 1 - scaled[s]
+        (small if scaled[g] < 1 else large).append(g)
+    keep_24 = np.minimum(np.round(keep * 2**24), 2**24).astype(np.uint64)
+    return keep_24, alias.astype(np.uint64), block_u, block_v
+
+
+_RMAT_TABLES = rmat_tables(*RMAT_ABCD)
+
+
+def _stream_seed(seed, stream):
+    return np.uint64(_gen.mix64(np.uint64((int(seed) * 0x100000001B3 + stream) % 2**64)))
+
+
+def generate(spec, seed=0, undirected=False, weighted=False):
+    """The graph of a generator spec; weighted attaches integer weights in [1, 255] (float64)."""
+    kind, scale, edge_factor = parse_spec(spec)
+    n_vertices = 1 << scale
+    n_generated = edge_factor * n_vertices
+    idx = index_dtype(n_vertices)
+    rows = n_generated * (2 if undirected else 1)
+    # edge arrays + the unsorted CSR + the compacted CSR (upper bound) + weights
+    check_memory(2 * n_generated * idx.itemsize + 2 * csr_bytes(n_vertices, rows)
+                 + (8 * rows if weighted else 0), f"graph '{spec}'")
+    indptr, indices = _clean_csr(kind, scale, edge_factor, seed, undirected)
+    weights = None
+    if weighted:
+        weights = np.empty(indices.size, dtype=np.float64)
+        _gen.edge_weights(indptr, indices, _stream_seed(seed, _WEIGHT_STREAM),
+                          WEIGHT_RANGE[0], WEIGHT_RANGE[1], weights)
+    return Graph(indptr, indices, weights, spec=str(spec), directed=not undirected)
+
+
+def raw_edges(kind, scale, edge_factor, seed):
+    """The generated (src, dst) arrays, before cleanup (self-loops and duplicates included)."""
+    n_vertices = 1 << scale
+    idx = index_dtype(n_vertices)
+    src = np.empty(edge_factor * n_vertices, dtype=idx)
+    dst = np.empty(edge_factor * n_vertices, dtype=idx)
+    edge_seed = _stream_seed(seed, _EDGE_STREAM)
+    if kind == "rmat":
+        a, b, c, _ = RMAT_ABCD
+        t_a, t_ab, t_abc = (np.uint64(round(p * 2**32)) for p in (a, a + b, a + b + c))
+        keys = np.random.default_rng(int(seed) % 2**64).integers(0, 2**63, 3, dtype=np.uint64)
+        keys = keys * np.uint64(2) + np.uint64(1)      # odd: multiplication is then invertible
+        _gen.rmat_edges(scale, edge_seed, t_a, t_ab, t_abc, *_RMAT_TABLES, keys, src, dst)
+    else:
+        _gen.uniform_edges(n_vertices, edge_seed, src, dst)
+    return src, dst
+
+
+def _clean_csr(kind, scale, edge_factor, seed, undirected):
+    """CSR of the generated edges (with undirected, of both directions), rows sorted, without
+    self-loops or duplicates."""
+    n_vertices = 1 << scale
+    src, dst = raw_edges(kind, scale, edge_factor, seed)
+    indptr = np.zeros(n_vertices + 1, dtype=np.int64)
+    _gen.count_rows(src, dst, undirected, indptr)
+    np.cumsum(indptr, out=indptr)
+    indices = np.empty(indptr[-1], dtype=src.dtype)
+    fill = indptr.copy()
+    _parse.scatter_rows(src, dst, _NO_WEIGHTS, False, undirected, fill, indices, _NO_WEIGHTS)
+    del fill, src, dst
+
+    counts = np.zeros(n_vertices + 1, dtype=np.int64)
+    _gen.sort_dedup_rows(indptr, indices, counts)
+    new_indptr = np.cumsum(counts, out=counts)
+    new_indices = np.empty(new_indptr[-1], dtype=indices.dtype)
+    _gen.compact_rows(indptr, indices, new_indptr, new_indices)
+    return new_indptr, new_indices
+
+
+def graph_from_spec(spec, seed=0, undirected=False, weighted=False):
+    """`--graph SPEC`: a generator spec (rmat:..., uniform:...) or a file. `weighted` applies to
+    generated graphs; a file's weights come from the file."""
+    spec = os.fspath(spec)
+    head = spec.split(":", 1)[0].lower()
+    if ":" in spec and (head in GENERATORS or ("/" not in spec and not os.path.exists(spec))):
+        return generate(spec, seed=seed, undirected=undirected, weighted=weighted)
+    from .io import load
+    return load(spec, undirected=undirected)
