@@ -5,8 +5,9 @@ Per superstep the engine runs one Mode of the algorithm on every partition:
   push mode:  compute(part, step, mode, box)  -> the kernel writes messages for remote targets into
               `box` (one slot per ghost, pre-set to the message identity, combined with the
               message's operator);  exchange  -> every slot reaches the partition owning the
-              vertex, combined again across senders into `inbox`;  scatter(part, step, mode, inbox)
-              folds the inbox into local state.
+              vertex, combined again across senders into `inbox` (an `Inbox`: `lvid`, `values`,
+              only the vertices that received something when few did);
+              scatter(part, step, mode, inbox) folds it into local state.
   pull mode:  gather(part, step, mode) returns the values of the partition's boundary vertices;
               exchange copies them into the ghost slots of every reader;  compute(part, step, mode,
               box) then reads remote neighbours from `box`.

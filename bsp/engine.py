@@ -105,7 +105,8 @@ class Engine:
             t1 = time.perf_counter()
             messages = exchange_push(parts, host_views, mode)
             for p in parts:
-                algorithm.scatter(p, step, mode, p.inboxes[mode.name])
+                if p.inboxes[mode.name].size:   # skip partitions nothing was sent to
+                    algorithm.scatter(p, step, mode, p.inboxes[mode.name])
             exchange_s = time.perf_counter() - t1
         engines = {"resident": sum(1 for p in parts if p.kind == "gpu"),
                    "filter": 0, "compaction": 0, "zerocopy": 0}

@@ -11,11 +11,25 @@ the bytes are counted where the real device transfers happen. The CPU partition'
 host memory.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from kernels_cpu import boxes as _boxes
 
 INDEX_BYTES = 8
+
+
+class Inbox(NamedTuple):
+    """Messages that arrived for a partition, folded per vertex: `values[i]` for local vertex
+    `lvid[i]`. Only the vertices that received something when that is few, else every boundary
+    vertex (with the identity where nothing came)."""
+    lvid: object
+    values: object
+
+    @property
+    def size(self):
+        return len(self.values)
 
 
 def _sparse_pays(n_touched, n_total, itemsize):
@@ -55,20 +69,18 @@ def exchange_push(parts, host_views, mode):
                 lo, hi = np.searchsorted(idx, (a, b))
                 combine(inboxes[q], pos[idx[lo:hi] - a], vals[lo:hi])
     for q in parts:
-        q.inboxes[mode.name] = _deliver(q, inboxes[q.pid], identity)
+        q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
+                                        mode.view)
     return messages
 
 
-def _deliver(part, inbox, identity):
-    """Put a host inbox on the partition's device, sending only touched entries when few."""
-    if part.device == "cpu":
-        return inbox
+def _deliver(part, view, inbox, identity, view_name):
+    """Put a host inbox on the partition's device: only the touched entries (with their local
+    ids) when few are touched, else the whole inbox beside the boundary list."""
     touched = _boxes.box_touched(inbox, identity)
     if _sparse_pays(touched.size, inbox.size, inbox.dtype.itemsize):
-        dev = part.xp.full(inbox.size, identity, dtype=inbox.dtype)
-        dev[part.to_device(touched)] = part.to_device(inbox[touched])
-        return dev
-    return part.to_device(inbox)
+        return Inbox(part.to_device(view.boundary_lvid[touched]), part.to_device(inbox[touched]))
+    return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox))
 
 
 def exchange_pull(parts, host_views, mode, values):

@@ -13,6 +13,9 @@ from types import SimpleNamespace
 import numpy as np
 
 
+_MODULES = {}
+
+
 class DeviceView:
     """A LocalView's arrays as the partition's device holds them."""
 
@@ -60,7 +63,12 @@ class Partition:
         return self.xp.full(self.n_local + ghosts, fill, dtype=dtype)
 
     def kernels(self, name):
-        return importlib.import_module(f"{self.kernel_package}.{name}")
+        """The kernel module `name` for this partition's device (kernels_cpu or its twin)."""
+        module = _MODULES.get((self.kernel_package, name))
+        if module is None:
+            module = _MODULES[self.kernel_package, name] = importlib.import_module(
+                f"{self.kernel_package}.{name}")
+        return module
 
     def to_device(self, host, count=True):
         return host

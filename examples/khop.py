@@ -35,10 +35,10 @@ def khop_push(indptr, indices, n_local, frontier, reached, mark):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def khop_scatter(inbox, boundary_lvid, mark):
+def khop_scatter(inbox, lvids, mark):
     for i in prange(inbox.size):
         if inbox[i]:
-            mark[boundary_lvid[i]] = 1
+            mark[lvids[i]] = 1
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -75,7 +75,7 @@ class KHopReach(Algorithm):
         khop_push(v.indptr, v.indices, v.n_local, s.frontier, s.reached, s.mark)
 
     def scatter(self, part, step, mode, inbox):
-        khop_scatter(inbox, part.views["out"].boundary_lvid, part.state.mark)
+        khop_scatter(inbox.values, inbox.lvid, part.state.mark)
 
     def vote(self, part, step):
         s = part.state

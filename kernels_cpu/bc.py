@@ -6,17 +6,20 @@ through atomic_add (fadd); boundary slots collect the sum of the senders' sigma 
 Backward (pull, out-edges, no atomics): a vertex v on level d sums x(w) = (1 + delta(w)) / sigma(w)
 over out-neighbours w on level d + 1 (remote ones arrive in ghosts, already 0 when not on d + 1);
 delta(v) = sigma(v) * sum.
-Mapping: one iteration per frontier vertex (forward), per local vertex (backward).
+Mapping: one iteration per frontier vertex (forward), per vertex of the level (backward: the
+forward queues, kept in order, list each level's vertices, so no step scans all vertices).
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import kernel
 
 from .atomics import atomic_add, atomic_min
 from .bfs import UNVISITED
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("qlen", serial_below=256)
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
                next_len):
     for i in prange(qlen):
@@ -34,12 +37,12 @@ def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, 
                 atomic_add(box, t - n_local, sv)
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def bc_forward_scatter(inbox, boundary_lvid, level, sigma, depth, next_queue, next_len):
+@kernel("inbox")
+def bc_forward_scatter(inbox, lvids, level, sigma, depth, next_queue, next_len):
     for i in prange(inbox.size):
         m = inbox[i]
         if m != 0.0:
-            v = boundary_lvid[i]
+            v = lvids[i]
             lv = level[v]
             if lv == UNVISITED or lv == depth + 1:
                 if atomic_min(level, v, depth + 1) == UNVISITED:
@@ -47,7 +50,7 @@ def bc_forward_scatter(inbox, boundary_lvid, level, sigma, depth, next_queue, ne
                 sigma[v] += m
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("lvids")
 def bc_publish(level, sigma, delta, lvids, depth, out):
     """out[i] = (1 + delta) / sigma of lvids[i] if it is on level depth + 1, else 0."""
     for i in prange(lvids.size):
@@ -55,11 +58,12 @@ def bc_publish(level, sigma, delta, lvids, depth, out):
         out[i] = (1.0 + delta[v]) / sigma[v] if level[v] == depth + 1 else 0.0
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source):
-    for v in prange(n_local):
-        if level[v] != depth:
-            continue
+@kernel("vertices")
+def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source,
+                vertices):
+    """`vertices`: the local vertices on level `depth` (kept from the forward phase)."""
+    for i in prange(vertices.size):
+        v = vertices[i]
         s = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             t = indices[e]

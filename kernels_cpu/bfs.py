@@ -11,14 +11,16 @@ Mapping: one iteration per frontier vertex (top-down) or per local vertex (botto
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import kernel
 
 from .atomics import atomic_add, atomic_min
 
 UNVISITED = np.iinfo(np.int32).max
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("qlen", serial_below=256)
 def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len):
     for i in prange(qlen):
         v = queue[i]
@@ -29,7 +31,7 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
                     next_queue[atomic_add(next_len, 0, 1)] = t
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("n_local")
 def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
     for v in prange(n_local):
         if level[v] != UNVISITED:
@@ -41,11 +43,11 @@ def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
                 break
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def bfs_scatter(inbox, boundary_lvid, level, next_queue, next_len):
+@kernel("inbox")
+def bfs_scatter(inbox, lvids, level, next_queue, next_len):
     for i in prange(inbox.size):
         m = inbox[i]
         if m != UNVISITED:
-            v = boundary_lvid[i]
+            v = lvids[i]
             if atomic_min(level, v, m) == UNVISITED:
                 next_queue[atomic_add(next_len, 0, 1)] = v

@@ -7,27 +7,29 @@ loop over the entries writes each inbox position once: no races.
 import numpy as np
 from numba import njit, prange
 
-@njit(parallel=True, nogil=True, cache=True)
+from .jit import kernel
+
+@kernel("pos")
 def box_min(inbox, pos, vals):
     for i in prange(pos.size):
         if vals[i] < inbox[pos[i]]:
             inbox[pos[i]] = vals[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("pos")
 def box_max(inbox, pos, vals):
     for i in prange(pos.size):
         if vals[i] > inbox[pos[i]]:
             inbox[pos[i]] = vals[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("pos")
 def box_sum(inbox, pos, vals):
     for i in prange(pos.size):
         inbox[pos[i]] += vals[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("pos")
 def box_or(inbox, pos, vals):
     for i in prange(pos.size):
         inbox[pos[i]] |= vals[i]
@@ -36,7 +38,7 @@ def box_or(inbox, pos, vals):
 COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("pos")
 def box_gather(src, pos, out):
     for i in prange(pos.size):
         out[i] = src[pos[i]]

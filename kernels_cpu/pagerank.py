@@ -6,17 +6,19 @@ slots in its tail, filled by the exchange with the owners' contributions.
 Mapping: one iteration per local vertex; each row is written only by its own iteration.
 """
 
-from numba import njit, prange
+from numba import prange
+
+from .jit import kernel
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("rank")
 def pr_contrib(rank, out_degree, contrib):
     for v in prange(rank.size):  # contrib[:rank.size]: the local part
         d = out_degree[v]
         contrib[v] = rank[v] / d if d > 0 else 0.0
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@kernel("rank")
 def pr_pull(indptr, indices, contrib, rank, base, damping):
     for v in prange(rank.size):
         s = 0.0

@@ -1,45 +1,45 @@
 """SSSP kernels: frontier-based Bellman-Ford relaxation in delta-stepping buckets (push).
 
-State: `dist` (float64, +inf unreached) and `pending` flags (improved, not yet relaxed), both with
-the ghost slots in their tail: the tail of `dist` is the outbox, reset to +inf each step.
-A step relaxes the pending vertices of the current bucket (dist < bound); improvements inside the
-bucket are relaxed again next step, those beyond wait for the next bucket.
-Races: distances drop through atomic_min (LLVM atomicrmw fmin); a writer that lowered the value
-flags the vertex pending (a benign store of 1). The plain read before the atomic only skips
-relaxations that cannot win: distances never grow, so a stale read is never too small.
+State: `dist` (float64, +inf unreached) and `pending` flags, both with the ghost slots in their
+tail (the tail of `dist` is the outbox, reset to +inf each step), and a work list of the pending
+local vertices (improved, not yet relaxed). A step relaxes the pending vertices of the current
+bucket (dist < bound); the rest stay on the list for a later bucket. Nothing scans all vertices.
+Races: distances drop through atomic_min (LLVM atomicrmw fmin); the writer that lowers a local
+vertex claims its pending flag with atomic_max, and only the claimer appends it to the work list
+(atomic counter), so a vertex is on the list at most once. The plain read before the atomic only
+skips relaxations that cannot win: distances never grow, so a stale read is never too small.
 Mapping: one iteration per frontier vertex.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_min
-from .frontier import CHUNK
+from .atomics import atomic_add, atomic_max, atomic_min
+from .jit import kernel
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def sssp_frontier(n, dist, pending, bound, queue):
-    """queue <- pending local vertices with dist < bound (in order), clearing their flag."""
-    nchunks = (n + CHUNK - 1) // CHUNK
-    counts = np.zeros(nchunks + 1, dtype=np.int64)
-    for c in prange(nchunks):
-        k = 0
-        for v in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            k += pending[v] != 0 and dist[v] < bound
-        counts[c + 1] = k
-    offsets = np.cumsum(counts)
-    for c in prange(nchunks):
-        k = offsets[c]
-        for v in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            if pending[v] != 0 and dist[v] < bound:
-                queue[k] = v
-                k += 1
-                pending[v] = 0
-    return offsets[-1]
+@njit(nogil=True, cache=True)
+def sssp_split(dist, pending, work, work_len, bound, queue):
+    """Move the work-list vertices with dist < bound to `queue` (clearing their flag), keep the
+    others on the list; returns the queue length. Serial: linear in the list only."""
+    n = work_len[0]
+    qlen = 0
+    keep = 0
+    for i in range(n):
+        v = work[i]
+        if dist[v] < bound:
+            queue[qlen] = v
+            qlen += 1
+            pending[v] = 0
+        else:
+            work[keep] = v
+            keep += 1
+    work_len[0] = keep
+    return qlen
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def sssp_relax(indptr, indices, weights, dist, queue, qlen, pending):
+@kernel("qlen", serial_below=256)
+def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
     for i in prange(qlen):
         v = queue[i]
         dv = dist[v]
@@ -47,28 +47,30 @@ def sssp_relax(indptr, indices, weights, dist, queue, qlen, pending):
             t = indices[e]
             nd = dv + weights[e]
             if nd < dist[t]:
-                if nd < atomic_min(dist, t, nd):
-                    pending[t] = 1
+                if nd < atomic_min(dist, t, nd) and t < n_local and pending[t] == 0:
+                    if atomic_max(pending, t, 1) == 0:
+                        work[atomic_add(work_len, 0, 1)] = t
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def sssp_scatter(inbox, boundary_lvid, dist, pending):
+@kernel("inbox")
+def sssp_scatter(inbox, lvids, dist, pending, work, work_len):
     for i in prange(inbox.size):
         m = inbox[i]
-        if m < dist[boundary_lvid[i]]:
-            if m < atomic_min(dist, boundary_lvid[i], m):
-                pending[boundary_lvid[i]] = 1
+        v = lvids[i]
+        if m < dist[v]:
+            if m < atomic_min(dist, v, m) and pending[v] == 0:
+                if atomic_max(pending, v, 1) == 0:
+                    work[atomic_add(work_len, 0, 1)] = v
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def sssp_vote(n, dist, pending, bound):
-    """(pending local vertices inside the bucket, smallest pending distance)."""
+@njit(nogil=True, cache=True)
+def sssp_vote(dist, work, work_len, bound):
+    """(work-list vertices inside the bucket, smallest distance on the list)."""
     active = 0
     smallest = np.inf
-    for v in prange(n):
-        if pending[v] != 0:
-            d = dist[v]
-            if d < bound:
-                active += 1
-            smallest = min(smallest, d)
+    for i in range(work_len[0]):
+        d = dist[work[i]]
+        if d < bound:
+            active += 1
+        smallest = min(smallest, d)
     return active, smallest

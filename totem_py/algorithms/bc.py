@@ -39,11 +39,14 @@ class BC(Algorithm):
         s.sigma = xp.zeros(part.n_local, dtype=np.float64)
         s.delta = xp.zeros(part.n_local, dtype=np.float64)
         s.queue = Queue(part)
+        s.order = xp.empty(part.n_local, dtype=np.int64)   # vertices in level order
+        s.level_ptr = [0]                                   # level d: order[ptr[d]:ptr[d+1]]
         s.source_lvid = -1
         lv = owned_lvid(part, self.sources[self.round])
         if lv is not None:
             s.level[lv], s.sigma[lv], s.source_lvid = 0, 1.0, lv
             s.queue.start([lv])
+        self._keep_level(s)
         s.round = self.round
 
     def mode(self, step):
@@ -61,14 +64,15 @@ class BC(Algorithm):
             k.bc_forward(v.indptr, v.indices, v.n_local, s.level, s.sigma, box, q.items, q.length,
                          self.depth, q.next, q.next_len)
         else:
+            ptr = s.level_ptr
+            vertices = s.order[ptr[self.depth]:ptr[self.depth + 1]]
             k.bc_backward(v.indptr, v.indices, v.n_local, s.level, s.sigma, s.delta, box,
-                          self.depth, s.bc, s.source_lvid)
+                          self.depth, s.bc, s.source_lvid, vertices)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("bc").bc_forward_scatter(inbox, part.views["out"].boundary_lvid, s.level,
-                                              s.sigma, self.depth, s.queue.next,
-                                              s.queue.next_len)
+        part.kernels("bc").bc_forward_scatter(inbox.values, inbox.lvid, s.level, s.sigma,
+                                              self.depth, s.queue.next, s.queue.next_len)
 
     def gather(self, part, step, mode):
         if part.state.round != self.round:
@@ -82,9 +86,17 @@ class BC(Algorithm):
         if self.phase is FORWARD:
             q = part.state.queue
             q.swap()
+            self._keep_level(part.state)
             edges = part.kernels("frontier").frontier_edges(part.out_degree, q.items, q.length)
             return Vote(q.length, int(edges))
         return Vote(0)
+
+    @staticmethod
+    def _keep_level(s):
+        """Append the current queue (one level) to the level order."""
+        start = s.level_ptr[-1]
+        s.order[start:start + s.queue.length] = s.queue.items[:s.queue.length]
+        s.level_ptr.append(start + s.queue.length)
 
     def advance(self, key):
         if self.phase is FORWARD:

@@ -48,8 +48,8 @@ class BFS(Algorithm):
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("bfs").bfs_scatter(inbox, part.views[mode.view].boundary_lvid, s.level,
-                                        s.queue.next, s.queue.next_len)
+        part.kernels("bfs").bfs_scatter(inbox.values, inbox.lvid, s.level, s.queue.next,
+                                        s.queue.next_len)
 
     def vote(self, part, step):
         q = part.state.queue

@@ -42,27 +42,30 @@ class SSSP(Algorithm):
         self.bound = self.delta
         s, xp = part.state, part.xp
         s.dist = part.alloc(np.float64, np.inf, ("out",))
-        s.pending = part.alloc(np.uint8, 0, ("out",))
+        s.pending = xp.zeros(part.n_local, dtype=np.uint8)
         s.queue = xp.empty(part.n_local, dtype=np.int64)
+        s.work = xp.empty(part.n_local, dtype=np.int64)
+        s.work_len = xp.zeros(1, dtype=np.int64)
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.dist[lv] = 0.0
             s.pending[lv] = 1
+            s.work[0], s.work_len[0] = lv, 1
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("sssp"), part.state, part.views["out"]
-        qlen = k.sssp_frontier(part.n_local, s.dist, s.pending, self.bound, s.queue)
-        k.sssp_relax(v.indptr, v.indices, v.weights, s.dist, s.queue, qlen, s.pending)
+        qlen = int(k.sssp_split(s.dist, s.pending, s.work, s.work_len, self.bound, s.queue))
+        k.sssp_relax(v.indptr, v.indices, v.weights, v.n_local, s.dist, s.queue, qlen, s.pending,
+                     s.work, s.work_len)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("sssp").sssp_scatter(inbox, part.views["out"].boundary_lvid, s.dist,
-                                          s.pending)
+        part.kernels("sssp").sssp_scatter(inbox.values, inbox.lvid, s.dist, s.pending, s.work,
+                                          s.work_len)
 
     def vote(self, part, step):
         s = part.state
-        active, smallest = part.kernels("sssp").sssp_vote(part.n_local, s.dist, s.pending,
-                                                           self.bound)
+        active, smallest = part.kernels("sssp").sssp_vote(s.dist, s.work, s.work_len, self.bound)
         return Vote(int(active), 0, float(smallest))
 
     def advance(self, key):

@@ -1,0 +1,39 @@
+"""`kernel`: compile a prange loop twice, parallel and serial, and pick per call by its size.
+
+A parallel launch costs about 10 us on an idle machine and milliseconds when other work competes
+for the cores, which is more than a superstep with a handful of active vertices needs. Calls whose
+work is below `serial_below` items run on the calling thread (prange then runs as range). The
+serial copy gets its own name so Numba's on-disk cache keeps the two compilations apart.
+"""
+
+import functools
+import inspect
+import types
+
+from numba import njit
+
+
+def _renamed(fn, suffix):
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix,
+                              fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = fn.__qualname__ + suffix
+    copy.__module__ = fn.__module__
+    return copy
+
+
+def kernel(size, serial_below=4096):
+    """Decorate a kernel; `size` names the argument that measures its work (an int, or an array
+    whose length counts)."""
+    def wrap(fn):
+        index = list(inspect.signature(fn).parameters).index(size)
+        parallel = njit(parallel=True, nogil=True, cache=True)(fn)
+        serial = njit(nogil=True, cache=True)(_renamed(fn, "_serial"))
+
+        @functools.wraps(fn)
+        def call(*args):
+            n = args[index]
+            n = n if isinstance(n, int) else len(n)
+            return (parallel if n >= serial_below else serial)(*args)
+        call.parallel, call.serial = parallel, serial
+        return call
+    return wrap
