@@ -96,15 +96,24 @@ def test_device_gpu_without_a_gpu_is_a_usage_error():
 
 
 def test_failed_verification_exits_3(monkeypatch):
-    from totem_py import run as cli
+    import importlib
+    import totem_py
     import totem_py.verify as verify
+    cli = importlib.import_module("totem_py.run")
 
     def broken(*args, **kwargs):
         raise totem_py.VerificationError("vertex 3: level 2 but no parent at level 1")
-    import totem_py
     monkeypatch.setattr(verify, "verify", broken)
     code = cli.cli(["--graph", str(DATA / "tiny.txt"), "--verify", "--quiet", "--source", "0"])
     assert code == 3
+
+
+def test_api_run_survives_importing_the_cli_module():
+    import importlib
+    import totem_py
+    importlib.import_module("totem_py.run")
+    r = totem_py.run(totem_py.load(DATA / "tiny.txt"), "cc", device="cpu")
+    assert list(r.values) == [0, 0, 0, 0, 4, 0]
 
 
 def test_nothing_half_written_on_bad_input(tmp_path):
