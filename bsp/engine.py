@@ -11,6 +11,7 @@ shrinks below n / BETA. Every choice is recorded in the superstep's record.
 """
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -42,6 +43,7 @@ class Engine:
         self.prepare(algorithm)
         parts = self.parts
         for part in parts:
+            part.state = SimpleNamespace()
             part.boxes.clear()
             part.inboxes.clear()
             algorithm.init(part)

@@ -1,4 +1,4 @@
-"""Atomic read-modify-write on array elements for Numba's CPU target.
+"""Atomic read-modify-write and compare-and-swap on array elements for Numba's CPU target.
 
 Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atomicrmw` directly
 (`min`/`max`/`add` on integers, `fmin`/`fmax`/`fadd` on floats; LLVM lowers the float forms to a
@@ -29,6 +29,26 @@ def _atomic(op_int, op_float):
 
         return dtype(array, index, value), codegen
     return rmw
+
+
+@intrinsic
+def atomic_cas(typingctx, array, index, expected, value):
+    """Store `value` at array[index] if it holds `expected`; returns the value it held."""
+    if not isinstance(array, types.Array):
+        return None
+    dtype = array.dtype
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        ary = context.make_array(array_type)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
+                                       wraparound=False)
+        cmp = context.cast(builder, args[2], signature.args[2], dtype)
+        val = context.cast(builder, args[3], signature.args[3], dtype)
+        pair = builder.cmpxchg(ptr, cmp, val, "monotonic", "monotonic")
+        return builder.extract_value(pair, 0)
+
+    return dtype(array, index, expected, value), codegen
 
 
 atomic_min = _atomic("min", "fmin")

@@ -1,47 +1,118 @@
-"""Connected components (weak) by min-label propagation over both edge directions (push).
+"""Connected components (weak): local union-find (Afforest), then min-label propagation across
+partitions.
 
-State: `label` (int64, starts as the global id) and `changed` flags, both with the ghost slots in
-their tail (the tail of `label` is the outbox, reset to INT64_MAX each step), and the queue of
-local vertices whose label dropped. Every changed vertex pushes its label to all neighbours; the
-component label converges to the smallest id in the component.
-Races: labels drop through atomic_min; the writer that lowers a local label claims its flag with
-atomic_max and only the claimer appends the vertex to the next queue (atomic counter). A vertex
-whose own label drops while it pushes is appended, so it pushes again next step.
-Mapping: one iteration per frontier vertex.
+Local phase, once (Sutton, Ben-Nun, Barak, IPDPS'18; GAP's cc.cc): every local vertex and every
+ghost slot is a union-find node (ghost slot s is node n_local + s). Link each vertex to its first
+SAMPLE neighbours, compress, find the most frequent component, then link the remaining edges of
+the vertices outside it; edges to ghosts are always linked, since a ghost has no edges of its own
+here to link it from the other side. Trees always hang the higher node under the lower.
+Global phase (push, min): a set's label is the smallest global id among its nodes, ghosts
+included; sets whose label dropped send it to the owners of their ghosts, who lower the label of
+the set holding that vertex, until no label changes.
+Races: links through compare-and-swap on the parent (atomic_cas, LLVM cmpxchg); labels drop
+through atomic_min and the writer that lowered a label claims the set's flag with atomic_max.
+Mapping: one iteration per vertex (link, compress), per ghost (publish), per message (scatter).
 """
 
-from numba import prange
+import numpy as np
+from numba import njit, prange
 
-from .atomics import atomic_add, atomic_max, atomic_min
+from .atomics import atomic_cas, atomic_max, atomic_min
 from .jit import kernel
 
+SAMPLE = 2
 
-@kernel("qlen", serial_below=256)
-def cc_push(indptr, indices, n_local, label, queue, qlen, changed, next_queue, next_len):
-    for i in prange(qlen):
-        v = queue[i]
-        lv = label[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            if lv < label[t]:
-                if lv < atomic_min(label, t, lv) and t < n_local and changed[t] == 0:
-                    if atomic_max(changed, t, 1) == 0:
-                        next_queue[atomic_add(next_len, 0, 1)] = t
+
+@njit(nogil=True, cache=True)
+def _link(u, v, comp):
+    p1 = comp[u]
+    p2 = comp[v]
+    while p1 != p2:
+        high = max(p1, p2)
+        low = min(p1, p2)
+        p_high = comp[high]
+        if p_high == low:
+            break
+        if p_high == high and atomic_cas(comp, high, high, low) == high:
+            break
+        p1 = comp[comp[high]]
+        p2 = comp[low]
+
+
+@kernel("comp")
+def cc_compress(comp):
+    for n in prange(comp.size):
+        while comp[n] != comp[comp[n]]:
+            comp[n] = comp[comp[n]]
+
+
+@kernel("n_local")
+def cc_link_sample(indptr, indices, n_local, comp, r):
+    """Link every vertex to its r-th neighbour."""
+    for u in prange(n_local):
+        e = indptr[u] + r
+        if e < indptr[u + 1]:
+            _link(u, indices[e], comp)
+
+
+@kernel("n_local")
+def cc_link_rest(indptr, indices, n_local, comp, skip):
+    """Link the edges not sampled; vertices of component `skip` link only their ghost edges
+    (the suffix of the row, boundary edges being stored last)."""
+    for u in prange(n_local):
+        start, end = indptr[u], indptr[u + 1]
+        if comp[u] == skip:
+            e = end - 1
+            while e >= start + SAMPLE and indices[e] >= n_local:
+                _link(u, indices[e], comp)
+                e -= 1
+        else:
+            for e in range(start + SAMPLE, end):
+                _link(u, indices[e], comp)
+
+
+@njit(nogil=True, cache=True)
+def cc_frequent(comp, samples, seed):
+    """The most frequent component among `samples` random nodes (-1 if there are none)."""
+    if comp.size == 0:
+        return -1
+    np.random.seed(seed)
+    picks = np.sort(comp[np.random.randint(0, comp.size, samples)])
+    best, best_count, count = picks[0], 0, 0
+    for i in range(picks.size):
+        count = count + 1 if i > 0 and picks[i] == picks[i - 1] else 1
+        if count > best_count:
+            best, best_count = picks[i], count
+    return best
+
+
+@kernel("comp")
+def cc_labels(comp, gvid, label):
+    """label[root] = smallest global id among the nodes of the root's set."""
+    for x in prange(comp.size):
+        atomic_min(label, comp[x], gvid[x])
+
+
+@kernel("box")
+def cc_publish(comp, label, n_local, changed, box, everything):
+    """Send the label of every ghost's set whose label changed (or all of them)."""
+    for g in prange(box.size):
+        r = comp[n_local + g]
+        if everything or changed[r]:
+            box[g] = label[r]
 
 
 @kernel("inbox")
-def cc_scatter(inbox, lvids, label, changed, next_queue, next_len):
+def cc_scatter(inbox, lvids, comp, label, changed):
     for i in prange(inbox.size):
         m = inbox[i]
-        v = lvids[i]
-        if m < label[v]:
-            if m < atomic_min(label, v, m) and changed[v] == 0:
-                if atomic_max(changed, v, 1) == 0:
-                    next_queue[atomic_add(next_len, 0, 1)] = v
+        r = comp[lvids[i]]
+        if m < label[r]:
+            if m < atomic_min(label, r, m):
+                atomic_max(changed, r, 1)
 
 
-@kernel("qlen")
-def cc_clear(changed, queue, qlen):
-    """Lower the flags of the vertices now in the queue."""
-    for i in prange(qlen):
-        changed[queue[i]] = 0
+@kernel("comp")
+def cc_finish(comp, label, n_local, out):
+    for v in prange(n_local):
+        out[v] = label[comp[v]]

@@ -1,45 +1,58 @@
 """Weakly connected components: label = smallest vertex id in the component.
 
-Min-label propagation over both edge directions (push): every vertex whose label dropped sends it
-to all neighbours; remote labels travel as messages, min-combined.
+Each partition first joins its vertices and ghost slots with a local union-find over both edge
+directions (Afforest); then min-label propagation runs between partitions: a set whose label
+dropped sends it to the owners of its ghosts, min-combined, until no label changes. With one
+partition this is plain Afforest and finishes in one superstep.
 """
 
 import numpy as np
 
 from bsp import Algorithm, Message, Mode, Vote
 
-from .common import Queue, collect
+from .common import collect
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
 
 
 class CC(Algorithm):
     name = "cc"
-    modes = (Mode("push", "both", "push", LABEL, state="label"),)
+    modes = (Mode("push", "both", "push", LABEL),)
+
+    def __init__(self, seed=0):
+        self.seed = seed
 
     def init(self, part):
-        s = part.state
-        s.label = part.alloc(np.int64, LABEL.identity, ("both",))
-        s.label[:part.n_local] = part.to_device(part.gvids.astype(np.int64), count=False)
-        s.changed = part.xp.zeros(part.n_local, dtype=np.uint8)
-        s.queue = Queue(part)
-        s.queue.start(part.xp.arange(part.n_local))
+        s, xp, v = part.state, part.xp, part.view("both")
+        n = v.n_local + v.n_ghosts
+        s.comp = xp.arange(n, dtype=np.int64)
+        s.label = xp.full(n, LABEL.identity, dtype=np.int64)
+        s.changed = xp.zeros(n, dtype=np.uint8)
+        s.gvid = part.to_device(np.concatenate([part.gvids, v.host.ghost_gvid]).astype(np.int64),
+                                count=False)   # global id of every node, ghosts included
 
     def compute(self, part, step, mode, box):
-        s, v, q = part.state, part.views["both"], part.state.queue
-        part.kernels("cc").cc_push(v.indptr, v.indices, v.n_local, s.label, q.items, q.length,
-                                   s.changed, q.next, q.next_len)
+        k, s, v = part.kernels("cc"), part.state, part.views["both"]
+        if step == 0:
+            for r in range(k.SAMPLE):
+                k.cc_link_sample(v.indptr, v.indices, v.n_local, s.comp, r)
+                k.cc_compress(s.comp)
+            giant = k.cc_frequent(s.comp[:v.n_local], 1024, self.seed)
+            k.cc_link_rest(v.indptr, v.indices, v.n_local, s.comp, giant)
+            k.cc_compress(s.comp)
+            k.cc_labels(s.comp, s.gvid, s.label)
+        k.cc_publish(s.comp, s.label, v.n_local, s.changed, box, step == 0)
+        s.changed.fill(0)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("cc").cc_scatter(inbox.values, inbox.lvid, s.label, s.changed, s.queue.next,
-                                      s.queue.next_len)
+        part.kernels("cc").cc_scatter(inbox.values, inbox.lvid, s.comp, s.label, s.changed)
 
     def vote(self, part, step):
-        s, q = part.state, part.state.queue
-        q.swap()
-        part.kernels("cc").cc_clear(s.changed, q.items, q.length)
-        return Vote(q.length)
+        return Vote(int(part.state.changed.sum()))
 
     def collect(self, parts, n_vertices):
-        return collect(parts, n_vertices, "label", np.int64, -1)
+        for p in parts:
+            p.state.result = p.xp.empty(p.n_local, dtype=np.int64)
+            p.kernels("cc").cc_finish(p.state.comp, p.state.label, p.n_local, p.state.result)
+        return collect(parts, n_vertices, "result", np.int64, -1)
