@@ -94,7 +94,9 @@ def real_graph(name):
     if name not in _loaded:
         import totem_py
         g = totem_py.load(DATA / name)
-        _loaded[name] = g if g.weights is not None else with_random_weights(g, seed=5)
+        # unweighted files, and signed trust ratings (bitcoinotc), get positive random weights
+        usable = g.weights is not None and (g.n_edges == 0 or g.weights.min() >= 0)
+        _loaded[name] = g if usable else with_random_weights(g, seed=5)
     return _loaded[name]
 
 
