@@ -4,10 +4,11 @@
     gather -> exchange -> compute (pull);  then vote; stop when no partition is active and the
     algorithm has no further phase.
 
-Direction-optimising traversal is an engine decision (Beamer et al., as in GAP and Ligra): for an
+Direction-optimising traversal is an engine decision (Beamer et al., as GAP does it): for an
 algorithm that offers "push" (top-down) and "pull" (bottom-up) modes, the engine switches to pull
-when the frontier's edges exceed the unexplored edges / ALPHA, and back to push when the frontier
-shrinks below n / BETA. Every choice is recorded in the superstep's record.
+when the frontier's edges exceed the edges left to check / ALPHA (edges left to check drop by the
+frontier's edges after each top-down step), and back to push once the frontier stops growing and
+is below n / BETA. Every choice is recorded in the superstep's record and shown as progress.
 """
 
 import time
@@ -20,6 +21,12 @@ from .partition import make_partition
 
 ALPHA = 15
 BETA = 18
+
+
+def switched_back(records):
+    """True right after a bottom-up run ends: like GAP, the frontier of the first top-down step
+    then counts as one edge, so the engine does not switch straight back."""
+    return len(records) > 1 and records[-1]["mode"] == "push" and records[-2]["mode"] == "pull"
 
 
 class Engine:
@@ -55,8 +62,14 @@ class Engine:
         explored = 0
         while True:
             if algorithm.direction_optimizing and frontier is not None:
-                bottom_up = self._bottom_up(bottom_up, frontier, explored, records)
+                switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, records)
+                bottom_up ^= switched
                 mode = modes["pull" if bottom_up else "push"]
+                if switched and self.progress:
+                    self.progress.phase(f"superstep {step}: frontier {frontier[0]} vertices, "
+                                        f"{frontier[1]} edges: switching to {mode.name}")
+                if not bottom_up:
+                    explored += frontier[1]   # the edges this top-down step checks
             else:
                 mode = algorithm.mode(step)
             record = self._superstep(algorithm, mode, step)
@@ -68,8 +81,7 @@ class Engine:
             records.append(record)
             if self.progress:
                 self.progress.step(step, mode.name, active)
-            explored += edges
-            frontier = (active, edges)
+            frontier = (active, 1 if switched_back(records) else edges)
             step += 1
             if active == 0 and not algorithm.advance(min(v.key for v in votes)):
                 break

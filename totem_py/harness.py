@@ -113,9 +113,13 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
                 raise InputError(
                     f"GPU partition {p.pid} needs {p.graph_bytes} bytes of graph data but "
                     f"--gpu-memory is {gpu_memory} bytes; raise --cpu-share or the budget")
+    if progress:
+        progress.phase(f"{alg.name}: untimed warm-up run")
     values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
     times = []
-    for _ in range(max(int(trials), 1)):
+    for trial in range(max(int(trials), 1)):
+        if progress:
+            progress.phase(f"{alg.name}: trial {trial + 1} of {max(int(trials), 1)}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
         t0 = time.perf_counter()
         values, records = engine.run(alg)
