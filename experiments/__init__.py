@@ -1,0 +1,1 @@
+"""Benchmarks and sweeps; they use the public API only."""
