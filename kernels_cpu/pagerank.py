@@ -15,7 +15,7 @@ from .jit import kernel
 def pr_contrib(rank, out_degree, contrib):
     for v in prange(rank.size):  # contrib[:rank.size]: the local part
         d = out_degree[v]
-        contrib[v] = rank[v] / d if d > 0 else 0.0
+        contrib[v] = rank[v] / d if d > 0 else 0.0   # float64 -> contrib's float32
 
 
 @kernel("rank")

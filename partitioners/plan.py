@@ -59,10 +59,13 @@ class LocalView:
 class PartitionPlan:
     """The graph split into partitions; views are built on first use and cached."""
 
-    def __init__(self, graph, strategy, cpu_share, kinds, owner, gvids):
+    def __init__(self, graph, strategy, cpu_share, gpus, seed, kinds, owner, gvids):
         self.graph = graph
         self.strategy = strategy
         self.cpu_share = cpu_share
+        self.gpus = gpus
+        self.seed = seed
+        self.engines = {}             # device -> bsp.Engine built on this plan (harness cache)
         self.kinds = kinds            # per pid: "cpu" or "gpu"
         self.owner = owner            # gvid -> pid
         self.gvids = gvids            # pid -> sorted global ids (local id = position)
@@ -161,7 +164,7 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
     owner = np.empty(n, dtype=np.int32)
     for pid, members in enumerate(owner_parts):
         owner[members] = pid
-    return PartitionPlan(graph, strategy, cpu_share, kinds, owner, owner_parts)
+    return PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts)
 
 
 def _build_views(plan, g):

@@ -87,8 +87,9 @@ def traversed_edges(name, graph, values, records, sources):
 
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
-        verify=False, progress=None, gpu_memory=None, plan=None, engine=None):
-    """See totem_py.run. `plan`/`engine` may be passed to reuse them across runs."""
+        verify=False, progress=None, gpu_memory=None, plan=None):
+    """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
+    cpu share and GPU count reuses it (and its engines) instead of partitioning again."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
@@ -96,14 +97,16 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     alg, source = make_algorithm(algorithm, graph, source, iterations, seed)
     graph = prepare_graph(graph, alg)
     strategy = partition
-    if plan is None or plan.graph is not graph:
+    if plan is None or (plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed) != \
+            (graph, strategy, cpu_share, gpus, seed):
         check_memory(2 * graph.nbytes, "partitioning the graph")
         if progress:
             progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s)")
         plan = make_plan(graph, strategy, cpu_share, gpus, seed)
-        engine = None
-    if engine is None or engine.device != device:
-        engine = Engine(plan, device, progress)
+    engine = plan.engines.get(device)
+    if engine is None:
+        engine = plan.engines[device] = Engine(plan, device)
+    engine.progress = progress
     t0 = time.perf_counter()
     engine.prepare(alg)
     prepare_s = time.perf_counter() - t0
