@@ -53,7 +53,8 @@ class Engine:
             part.state = SimpleNamespace()
             part.boxes.clear()
             part.inboxes.clear()
-            algorithm.init(part)
+            with part.context():
+                algorithm.init(part)
         modes = {m.name: m for m in algorithm.modes}
         records = []
         step = 0
@@ -73,7 +74,7 @@ class Engine:
             else:
                 mode = algorithm.mode(step)
             record = self._superstep(algorithm, mode, step)
-            votes = [algorithm.vote(p, step) for p in parts]
+            votes = [self._call(algorithm.vote, p, step) for p in parts]
             active = sum(v.active for v in votes)
             edges = sum(v.edges for v in votes)
             record["active_vertices"] = int(active)
@@ -87,6 +88,8 @@ class Engine:
                 break
             if active == 0:
                 frontier = None
+        for p in parts:
+            p.synchronize()
         result = algorithm.collect(parts, self.plan.graph.n_vertices)
         return result, records
 
@@ -105,22 +108,24 @@ class Engine:
         t0 = time.perf_counter()
         host_views = self.plan.views(mode.view)
         for p in parts:
-            self._place_box(p, mode)
+            with p.context():
+                self._place_box(p, mode)
         if mode.exchange == "pull":
-            values = [algorithm.gather(p, step, mode) for p in parts]
+            values = [self._call(algorithm.gather, p, step, mode) for p in parts]
             messages = exchange_pull(parts, host_views, mode, values)
             exchange_s = time.perf_counter() - t0
             compute_s = self._compute(algorithm, mode, step)
         else:
             identity = mode.message.dtype.type(mode.message.identity)
             for p in parts:
-                p.boxes[mode.name].fill(identity)
+                with p.context():
+                    p.boxes[mode.name].fill(identity)
             compute_s = self._compute(algorithm, mode, step)
             t1 = time.perf_counter()
             messages = exchange_push(parts, host_views, mode)
             for p in parts:
                 if p.inboxes[mode.name].size:   # skip partitions nothing was sent to
-                    algorithm.scatter(p, step, mode, p.inboxes[mode.name])
+                    self._call(algorithm.scatter, p, step, mode, p.inboxes[mode.name])
             exchange_s = time.perf_counter() - t1
         engines = {"resident": sum(1 for p in parts if p.kind == "gpu"),
                    "filter": 0, "compaction": 0, "zerocopy": 0}
@@ -140,10 +145,24 @@ class Engine:
         if box is None or box.dtype != mode.message.dtype or box.size != n:
             part.boxes[mode.name] = part.xp.empty(n, dtype=mode.message.dtype)
 
+    @staticmethod
+    def _call(callback, part, *args):
+        with part.context():
+            return callback(part, *args)
+
     def _compute(self, algorithm, mode, step):
-        """Launch GPU partitions first, then the CPU partition (which overlaps them on a real GPU)."""
-        order = sorted(self.parts, key=lambda p: p.kind == "cpu")
+        """Queue the GPU partitions' kernels first (timed by events on their streams), then run
+        the host partitions, which so overlap the GPUs, then wait for the GPUs."""
         times = [0.0] * len(self.parts)
-        for p in order:
-            _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, p.boxes.get(mode.name))
+        gpus = [p for p in self.parts if p.device == "gpu"]
+        for p in gpus:
+            with p.context():
+                p.start_timer()
+                algorithm.compute(p, step, mode, p.boxes.get(mode.name))
+                p.stop_timer()
+        for p in self.parts:
+            if p.device != "gpu":
+                _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, p.boxes.get(mode.name))
+        for p in gpus:
+            times[p.pid] = p.elapsed()
         return times

@@ -56,7 +56,8 @@ def exchange_push(parts, host_views, mode):
         view = host_views[p.pid]
         if view.n_ghosts == 0:
             continue
-        idx, vals, n = _pack(p, p.boxes[mode.name], identity)
+        with p.context():
+            idx, vals, n = _pack(p, p.boxes[mode.name], identity)
         messages += n
         for q in range(len(parts)):
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
@@ -69,8 +70,9 @@ def exchange_push(parts, host_views, mode):
                 lo, hi = np.searchsorted(idx, (a, b))
                 combine(inboxes[q], pos[idx[lo:hi] - a], vals[lo:hi])
     for q in parts:
-        q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
-                                        mode.view)
+        with q.context():
+            q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
+                                            mode.view)
     return messages
 
 
@@ -101,5 +103,6 @@ def exchange_pull(parts, host_views, mode, values):
                 _boxes.box_gather(host_vals[p], host_views[p].peer_pos[q.pid], ghosts[a:b])
         messages += view.n_ghosts
         if ghosts is not box:
-            box[:] = q.to_device(ghosts)
+            with q.context():
+                box[:] = q.to_device(ghosts)
     return messages

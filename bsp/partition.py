@@ -6,6 +6,7 @@ owns its own copies of graph, state and boxes, and every transfer to or from it 
 `to_device` / `to_host`, exactly where a real GPU partition copies over PCIe, and is counted.
 """
 
+import contextlib
 import importlib
 import time
 from types import SimpleNamespace
@@ -79,6 +80,10 @@ class Partition:
     def synchronize(self):
         pass
 
+    def context(self):
+        """Where this partition's callbacks run (a GPU partition's device and stream)."""
+        return contextlib.nullcontext()
+
     def timed(self, fn, *args):
         t0 = time.perf_counter()
         out = fn(*args)
@@ -109,10 +114,13 @@ class EmulatedGpuPartition(Partition):
 
 
 def make_partition(plan, pid, device):
-    """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu")."""
-    if plan.kinds[pid] == "cpu":
+    """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu").
+    With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
+    (the k-th GPU partition gets device k modulo the device count)."""
+    if plan.kinds[pid] == "cpu" or device == "cpu":
         return CpuPartition(plan, pid)
     if device == "gpu":
-        raise NotImplementedError("real GPU partitions are not implemented yet (issue 3); "
-                                  "use --device emulated")
+        from .gpu import GpuPartition, device_count
+        gpu_index = pid - plan.kinds.count("cpu")
+        return GpuPartition(plan, pid, gpu_index % device_count())
     return EmulatedGpuPartition(plan, pid)

@@ -3,6 +3,7 @@
 (totem_py.reference, themselves checked against scipy and networkx), on the toy graphs and on every
 graph of ../shared/data. One plan serves every algorithm and device of a configuration."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ SHARES = (1.0, 0.7, 0.3, 0.0)
 GPUS = (1, 2)
 DEVICES = ("cpu", "emulated")
 ITERATIONS = 5
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REAL = sorted(p.name for p in DATA.glob("*.gz")) if DATA.is_dir() else []
 
 
@@ -58,16 +59,16 @@ def mismatch(name, got, want):
         f"{got[bad[0]]} != {want[bad[0]]}"
 
 
-def check_matrix(graph, strategy):
+def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES):
     source = default_source(graph) if graph.n_vertices else None
     want = expected(graph, source)
     failures = []
-    for share in SHARES:
+    for share in shares:
         for gpus in GPUS:
             if share == 1.0 and gpus > 1:
                 continue   # the same single-CPU-partition plan
             plan = partition(graph, strategy, share, gpus, seed=1)
-            for device in DEVICES:
+            for device in devices:
                 engine = Engine(plan, device)
                 for alg in algorithms(source):
                     got, _ = engine.run(alg)

@@ -25,6 +25,5 @@ def resolve_device(device):
         raise InputError("--device gpu: no CUDA device found (CuPy missing or no GPU); "
                          "use --device emulated or auto")
     if device == "auto":
-        # Real GPU partitions arrive with the CuPy kernels; until then auto emulates them.
-        return "emulated"
+        return "gpu" if cuda_device_count() > 0 else "emulated"
     return device

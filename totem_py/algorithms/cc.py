@@ -27,7 +27,7 @@ class CC(Algorithm):
         n = v.n_local + v.n_ghosts
         s.comp = xp.arange(n, dtype=np.int64)
         s.label = xp.full(n, LABEL.identity, dtype=np.int64)
-        s.changed = xp.zeros(n, dtype=np.uint8)
+        s.changed = xp.zeros(n, dtype=np.int32)
         s.gvid = part.to_device(np.concatenate([part.gvids, v.host.ghost_gvid]).astype(np.int64),
                                 count=False)   # global id of every node, ghosts included
 
@@ -53,6 +53,7 @@ class CC(Algorithm):
 
     def collect(self, parts, n_vertices):
         for p in parts:
-            p.state.result = p.xp.empty(p.n_local, dtype=np.int64)
-            p.kernels("cc").cc_finish(p.state.comp, p.state.label, p.n_local, p.state.result)
+            with p.context():
+                p.state.result = p.xp.empty(p.n_local, dtype=np.int64)
+                p.kernels("cc").cc_finish(p.state.comp, p.state.label, p.n_local, p.state.result)
         return collect(parts, n_vertices, "result", np.int64, -1)

@@ -15,14 +15,14 @@ class Queue:
     through an atomic counter; `swap` makes the next queue current."""
 
     def __init__(self, part):
-        xp = part.xp
+        xp = self.xp = part.xp
         self.items = xp.empty(part.n_local, dtype=np.int64)
         self.next = xp.empty(part.n_local, dtype=np.int64)
         self.next_len = xp.zeros(1, dtype=np.int64)
         self.length = 0
 
     def start(self, lvids):
-        self.items[:len(lvids)] = lvids
+        self.items[:len(lvids)] = self.xp.asarray(lvids, dtype=np.int64)
         self.length = len(lvids)
 
     def swap(self):

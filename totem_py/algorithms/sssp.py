@@ -42,7 +42,7 @@ class SSSP(Algorithm):
         self.bound = self.delta
         s, xp = part.state, part.xp
         s.dist = part.alloc(np.float64, np.inf, ("out",))
-        s.pending = xp.zeros(part.n_local, dtype=np.uint8)
+        s.pending = xp.zeros(part.n_local, dtype=np.int32)
         s.queue = xp.empty(part.n_local, dtype=np.int64)
         s.work = xp.empty(part.n_local, dtype=np.int64)
         s.work_len = xp.zeros(1, dtype=np.int64)

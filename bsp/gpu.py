@@ -1,0 +1,84 @@
+"""A GPU partition: graph, state and boxes in device memory through CuPy, kernels from
+kernels_gpu/. Imported only when a plan has GPU partitions and --device resolves to gpu.
+
+Each partition has its own CUDA stream (its kernels queue there, so the CPU partition's kernel runs
+while they execute) and a pair of events that time its compute phase. Copies to and from the host
+are counted like the emulated partition's; host-side staging uses pinned memory so that copies run
+at the bus's full rate.
+"""
+
+import contextlib
+
+import cupy
+import numpy as np
+
+from .partition import Partition
+
+
+def _pinned_empty(shape, dtype):
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    mem = cupy.cuda.alloc_pinned_memory(max(n * dtype.itemsize, 1))
+    return np.frombuffer(mem, dtype=dtype, count=n).reshape(shape)
+
+
+class GpuPartition(Partition):
+    kind = "gpu"
+    device = "gpu"
+    kernel_package = "kernels_gpu"
+    xp = cupy
+
+    def __init__(self, plan, pid, device_id):
+        self.device_id = device_id
+        with cupy.cuda.Device(device_id):
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
+        with self.context():
+            super().__init__(plan, pid)
+
+    @contextlib.contextmanager
+    def context(self):
+        with cupy.cuda.Device(self.device_id), self.stream:
+            yield
+
+    def to_device(self, host, count=True):
+        host = np.ascontiguousarray(host)
+        if count:
+            self.h2d_bytes += host.nbytes
+        with self.context():
+            if host.nbytes < (1 << 16):
+                return cupy.asarray(host)
+            staged = _pinned_empty(host.shape, host.dtype)
+            staged[...] = host
+            out = cupy.empty(host.shape, dtype=host.dtype)
+            out.set(staged, stream=self.stream)
+            self.stream.synchronize()
+            return out
+
+    def to_host(self, dev, count=True):
+        if count:
+            self.d2h_bytes += dev.nbytes
+        with self.context():
+            if dev.nbytes < (1 << 16):
+                return dev.get(stream=self.stream)
+            out = _pinned_empty(dev.shape, dev.dtype)
+            dev.get(stream=self.stream, out=out)
+            self.stream.synchronize()
+            return out
+
+    def synchronize(self):
+        self.stream.synchronize()
+
+    def start_timer(self):
+        self._start.record(self.stream)
+
+    def stop_timer(self):
+        self._stop.record(self.stream)
+
+    def elapsed(self):
+        self._stop.synchronize()
+        return cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+
+
+def device_count():
+    return cupy.cuda.runtime.getDeviceCount()

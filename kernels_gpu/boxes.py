@@ -1,0 +1,32 @@
+"""Box helpers, CUDA twins of kernels_cpu/boxes.py (CuPy element-wise operations; positions within
+one box are distinct, so plain fancy-index updates are race-free)."""
+
+import cupy
+
+
+def box_min(inbox, pos, vals):
+    inbox[pos] = cupy.minimum(inbox[pos], vals)
+
+
+def box_max(inbox, pos, vals):
+    inbox[pos] = cupy.maximum(inbox[pos], vals)
+
+
+def box_sum(inbox, pos, vals):
+    inbox[pos] += vals
+
+
+def box_or(inbox, pos, vals):
+    inbox[pos] |= vals
+
+
+COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
+
+
+def box_gather(src, pos, out):
+    out[:] = src[pos]
+
+
+def box_touched(box, identity):
+    """Indices of the entries that differ from the identity (a message was written)."""
+    return cupy.flatnonzero(box != identity)

@@ -1,0 +1,124 @@
+"""Connected-components kernels, CUDA twins of kernels_cpu/cc.py (Afforest, then min labels).
+
+Links use atomicCAS on the parent array (higher node under lower). Linking and compressing map one
+thread per node; cc_link_rest maps one warp per vertex so hubs' edges spread over the lanes;
+cc_frequent samples on the device and counts on the host.
+"""
+
+import cupy
+import numpy as np
+
+from ._cuda import WARP, function, i64, launch
+
+SAMPLE = 2
+
+SOURCE = r"""
+#define SAMPLE 2
+__device__ void link(i64 u, i64 v, i64* comp) {
+    i64 p1 = comp[u], p2 = comp[v];
+    while (p1 != p2) {
+        i64 high = p1 > p2 ? p1 : p2, low = p1 > p2 ? p2 : p1;
+        i64 p_high = comp[high];
+        if (p_high == low) break;
+        if (p_high == high && atomicCAS((u64*)&comp[high], (u64)high, (u64)low) == (u64)high)
+            break;
+        p1 = comp[comp[high]];
+        p2 = comp[low];
+    }
+}
+
+__global__ void totem_cc_compress(i64* comp, i64 n) {
+    i64 x = global_thread();
+    if (x >= n) return;
+    while (comp[x] != comp[comp[x]]) comp[x] = comp[comp[x]];
+}
+
+template <typename I>
+__global__ void totem_cc_link_sample(const i64* indptr, const I* indices, i64 n_local, i64* comp,
+                                     int r) {
+    i64 u = global_thread();
+    if (u >= n_local) return;
+    i64 e = indptr[u] + r;
+    if (e < indptr[u + 1]) link(u, indices[e], comp);
+}
+
+template <typename I>
+__global__ void totem_cc_link_rest(const i64* indptr, const I* indices, i64 n_local, i64* comp,
+                                   i64 skip) {
+    i64 u = global_thread() / 32;
+    int lane = threadIdx.x & 31;
+    if (u >= n_local) return;
+    i64 start = indptr[u] + SAMPLE, end = indptr[u + 1];
+    bool giant = comp[u] == skip;
+    for (i64 e = start + lane; e < end; e += 32) {
+        i64 t = indices[e];
+        if (!giant || t >= n_local) link(u, t, comp);   // ghost edges always
+    }
+}
+
+__global__ void totem_cc_labels(const i64* comp, const i64* gvid, i64* label, i64 n) {
+    i64 x = global_thread();
+    if (x < n) atomicMin(&label[comp[x]], gvid[x]);
+}
+
+__global__ void totem_cc_publish(const i64* comp, const i64* label, i64 n_local,
+                                 const int* changed, i64* box, i64 n, int everything) {
+    i64 g = global_thread();
+    if (g >= n) return;
+    i64 r = comp[n_local + g];
+    if (everything || changed[r]) box[g] = label[r];
+}
+
+__global__ void totem_cc_scatter(const i64* inbox, const i64* lvids, i64 n, const i64* comp,
+                                 i64* label, int* changed) {
+    i64 i = global_thread();
+    if (i >= n) return;
+    i64 m = inbox[i], r = comp[lvids[i]];
+    if (m < label[r] && m < atomicMin(&label[r], m)) atomicMax(&changed[r], 1);
+}
+
+__global__ void totem_cc_finish(const i64* comp, const i64* label, i64 n_local, i64* out) {
+    i64 v = global_thread();
+    if (v < n_local) out[v] = label[comp[v]];
+}
+"""
+
+
+def cc_compress(comp):
+    launch(function(SOURCE, "totem_cc_compress"), comp.size, (comp, i64(comp.size)))
+
+
+def cc_link_sample(indptr, indices, n_local, comp, r):
+    launch(function(SOURCE, "totem_cc_link_sample", indices.dtype), n_local,
+           (indptr, indices, i64(n_local), comp, np.int32(r)))
+
+
+def cc_link_rest(indptr, indices, n_local, comp, skip):
+    launch(function(SOURCE, "totem_cc_link_rest", indices.dtype), n_local * WARP,
+           (indptr, indices, i64(n_local), comp, i64(skip)))
+
+
+def cc_frequent(comp, samples, seed):
+    if comp.size == 0:
+        return -1
+    picks = np.random.default_rng(seed).integers(0, comp.size, samples)
+    values, counts = np.unique(comp[cupy.asarray(picks)].get(), return_counts=True)
+    return int(values[np.argmax(counts)])
+
+
+def cc_labels(comp, gvid, label):
+    launch(function(SOURCE, "totem_cc_labels"), comp.size, (comp, gvid, label, i64(comp.size)))
+
+
+def cc_publish(comp, label, n_local, changed, box, everything):
+    launch(function(SOURCE, "totem_cc_publish"), box.size,
+           (comp, label, i64(n_local), changed, box, i64(box.size), np.int32(bool(everything))))
+
+
+def cc_scatter(inbox, lvids, comp, label, changed):
+    launch(function(SOURCE, "totem_cc_scatter"), inbox.size,
+           (inbox, lvids, i64(inbox.size), comp, label, changed))
+
+
+def cc_finish(comp, label, n_local, out):
+    launch(function(SOURCE, "totem_cc_finish"), n_local, (comp, label, i64(n_local), out))

@@ -1,0 +1,90 @@
+"""SSSP kernels, CUDA twins of kernels_cpu/sssp.py (same names, arguments and state).
+
+sssp_relax: one warp per frontier vertex, lanes stride over its edges; distances drop through a
+64-bit atomicMin on the bit patterns (non-negative doubles order like integers); the lowering
+writer claims the pending flag with atomicMax and appends the vertex. sssp_split: one thread per
+work-list entry, near entries to the queue and far ones to a scratch list through atomic counters
+(the order within each is not kept: no result depends on it). sssp_vote: a CuPy reduction.
+"""
+
+import cupy
+import numpy as np
+
+from ._cuda import WARP, function, i64, launch
+
+SOURCE = r"""
+__global__ void totem_sssp_split(const double* dist, int* pending, const i64* work, i64 n,
+                                 double bound, i64* queue, i64* far, i64* counts) {
+    i64 i = global_thread();
+    if (i >= n) return;
+    i64 v = work[i];
+    if (dist[v] < bound) {
+        queue[atomicAdd((u64*)&counts[0], 1ULL)] = v;
+        pending[v] = 0;
+    } else {
+        far[atomicAdd((u64*)&counts[1], 1ULL)] = v;
+    }
+}
+
+template <typename I>
+__global__ void totem_sssp_relax(const i64* indptr, const I* indices, const double* weights,
+                                 i64 n_local, double* dist, const i64* queue, i64 qlen,
+                                 int* pending, i64* work, i64* work_len) {
+    i64 w = global_thread() / 32;
+    int lane = threadIdx.x & 31;
+    if (w >= qlen) return;
+    i64 v = queue[w];
+    double dv = dist[v];
+    for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
+        i64 t = indices[e];
+        double nd = dv + weights[e];
+        if (nd < dist[t] && nd < atomic_min_nonneg(&dist[t], nd) && t < n_local
+                && pending[t] == 0 && atomicMax(&pending[t], 1) == 0)
+            work[atomicAdd((u64*)work_len, 1ULL)] = t;
+    }
+}
+
+__global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n, double* dist,
+                                   int* pending, i64* work, i64* work_len) {
+    i64 i = global_thread();
+    if (i >= n) return;
+    double m = inbox[i];
+    i64 v = lvids[i];
+    if (m < dist[v] && m < atomic_min_nonneg(&dist[v], m) && pending[v] == 0
+            && atomicMax(&pending[v], 1) == 0)
+        work[atomicAdd((u64*)work_len, 1ULL)] = v;
+}
+"""
+
+
+def sssp_split(dist, pending, work, work_len, bound, queue):
+    n = int(work_len[0])
+    if n == 0:
+        return 0
+    far = cupy.empty(n, dtype=work.dtype)
+    counts = cupy.zeros(2, dtype=np.int64)
+    launch(function(SOURCE, "totem_sssp_split"), n,
+           (dist, pending, work, i64(n), np.float64(bound), queue, far, counts))
+    qlen, keep = (int(c) for c in counts.get())
+    work[:keep] = far[:keep]
+    work_len[0] = keep
+    return qlen
+
+
+def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
+    k = function(SOURCE, "totem_sssp_relax", indices.dtype)
+    launch(k, qlen * WARP, (indptr, indices, weights, i64(n_local), dist, queue, i64(qlen),
+                            pending, work, work_len))
+
+
+def sssp_scatter(inbox, lvids, dist, pending, work, work_len):
+    launch(function(SOURCE, "totem_sssp_scatter"), inbox.size,
+           (inbox, lvids, i64(inbox.size), dist, pending, work, work_len))
+
+
+def sssp_vote(dist, work, work_len, bound):
+    n = int(work_len[0])
+    if n == 0:
+        return 0, np.inf
+    d = dist[work[:n]]
+    return int((d < bound).sum()), float(d.min())

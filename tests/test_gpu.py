@@ -1,0 +1,35 @@
+"""The configuration matrix on a real GPU (`python -m pytest -m gpu` on the GPU machine): every
+algorithm x HIGH/LOW/RAND x cpu shares x 1 and 2 GPU partitions (two may share one device) against
+the serial references, on the toy graphs, on ../shared/data (or $TOTEM_DATA) and on generated
+graphs of a few million edges. Skips where CuPy sees no CUDA device."""
+
+import pytest
+
+from totem_py.backend import cuda_device_count
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
+
+from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
+from toys import with_random_weights  # noqa: E402
+
+GPU = ("gpu",)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", sorted(TOYS))
+def test_toy_graphs_on_gpu(name, strategy):
+    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", REAL)
+def test_real_graphs_on_gpu(name, strategy):
+    check_matrix(real_graph(name), strategy, devices=GPU)
+
+
+@pytest.mark.parametrize("spec", ["rmat:18", "uniform:18"])
+def test_generated_graphs_on_gpu(spec):
+    import totem_py
+    g = totem_py.generate(spec, seed=2, undirected=True, weighted=True)
+    check_matrix(g, "HIGH", devices=GPU, shares=(0.7, 0.3, 0.0))
