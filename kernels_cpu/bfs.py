@@ -7,13 +7,14 @@ UNVISITED, the message identity, each step), in pull steps it holds the remote l
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
 appends it (if local) to the next queue, through an atomic counter. Bottom-up rows are written
 only by their own iteration.
-Mapping: one iteration per frontier vertex (top-down) or per local vertex (bottom-up).
+Mapping: one iteration per frontier vertex (top-down) or blocks of rows with equal edges
+(bottom-up, row_blocks).
 """
 
 import numpy as np
 from numba import prange
 
-from .jit import kernel
+from .jit import BLOCKS, kernel, row_blocks
 
 from .atomics import atomic_add, atomic_min
 
@@ -33,14 +34,16 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
 
 @kernel("n_local")
 def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
-    for v in prange(n_local):
-        if level[v] != UNVISITED:
-            continue
-        for e in range(indptr[v], indptr[v + 1]):
-            if level[indices[e]] == depth:
-                level[v] = depth + 1
-                next_queue[atomic_add(next_len, 0, 1)] = v
-                break
+    blocks = row_blocks(indptr, n_local, BLOCKS)
+    for b in prange(blocks.size - 1):
+        for v in range(blocks[b], blocks[b + 1]):
+            if level[v] != UNVISITED:
+                continue
+            for e in range(indptr[v], indptr[v + 1]):
+                if level[indices[e]] == depth:
+                    level[v] = depth + 1
+                    next_queue[atomic_add(next_len, 0, 1)] = v
+                    break
 
 
 @kernel("inbox")

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_cas, atomic_max, atomic_min
-from .jit import kernel
+from .jit import BLOCKS, kernel, row_blocks
 
 SAMPLE = 2
 
@@ -59,16 +59,18 @@ def cc_link_sample(indptr, indices, n_local, comp, r):
 def cc_link_rest(indptr, indices, n_local, comp, skip):
     """Link the edges not sampled; vertices of component `skip` link only their ghost edges
     (the suffix of the row, boundary edges being stored last)."""
-    for u in prange(n_local):
-        start, end = indptr[u], indptr[u + 1]
-        if comp[u] == skip:
-            e = end - 1
-            while e >= start + SAMPLE and indices[e] >= n_local:
-                _link(u, indices[e], comp)
-                e -= 1
-        else:
-            for e in range(start + SAMPLE, end):
-                _link(u, indices[e], comp)
+    blocks = row_blocks(indptr, n_local, BLOCKS)
+    for b in prange(blocks.size - 1):
+        for u in range(blocks[b], blocks[b + 1]):
+            start, end = indptr[u], indptr[u + 1]
+            if comp[u] == skip:
+                e = end - 1
+                while e >= start + SAMPLE and indices[e] >= n_local:
+                    _link(u, indices[e], comp)
+                    e -= 1
+            else:
+                for e in range(start + SAMPLE, end):
+                    _link(u, indices[e], comp)
 
 
 @njit(nogil=True, cache=True)

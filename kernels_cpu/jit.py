@@ -10,6 +10,7 @@ import functools
 import inspect
 import types
 
+import numpy as np
 from numba import njit
 
 
@@ -37,3 +38,30 @@ def kernel(size, serial_below=4096):
         call.parallel, call.serial = parallel, serial
         return call
     return wrap
+
+
+BLOCKS = 256
+
+
+@njit(nogil=True, cache=True)
+def row_blocks(indptr, n, nblocks):
+    """Boundaries of `nblocks` runs of rows 0..n-1 with about equal rows + edges each.
+
+    prange hands each thread an equal count of iterations; with hubs first (the partitioner's
+    local order) equal row counts would give one thread most of the edges, so vertex loops over a
+    CSR iterate over these blocks instead."""
+    nblocks = max(1, min(nblocks, n))
+    bounds = np.empty(nblocks + 1, dtype=np.int64)
+    total = indptr[n] - indptr[0] + n
+    for b in range(nblocks + 1):
+        target = total * b // nblocks
+        lo, hi = 0, n            # first row v with (indptr[v] - indptr[0]) + v >= target
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if indptr[mid] - indptr[0] + mid < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        bounds[b] = lo
+    bounds[nblocks] = n
+    return bounds

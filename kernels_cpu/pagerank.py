@@ -3,12 +3,13 @@
 Each round: contrib(u) = rank(u) / outdeg(u) (0 for sinks), then
 rank(v) = (1 - d) / n + d * sum over in-edges (u, v) of contrib(u). `contrib` holds the ghost
 slots in its tail, filled by the exchange with the owners' contributions.
-Mapping: one iteration per local vertex; each row is written only by its own iteration.
+Mapping: blocks of rows with equal edges (row_blocks); each row is written only by its own
+iteration.
 """
 
 from numba import prange
 
-from .jit import kernel
+from .jit import BLOCKS, kernel, row_blocks
 
 
 @kernel("rank")
@@ -20,8 +21,10 @@ def pr_contrib(rank, out_degree, contrib):
 
 @kernel("rank")
 def pr_pull(indptr, indices, contrib, rank, base, damping):
-    for v in prange(rank.size):
-        s = 0.0
-        for e in range(indptr[v], indptr[v + 1]):
-            s += contrib[indices[e]]
-        rank[v] = base + damping * s
+    blocks = row_blocks(indptr, rank.size, BLOCKS)
+    for b in prange(blocks.size - 1):
+        for v in range(blocks[b], blocks[b + 1]):
+            s = 0.0
+            for e in range(indptr[v], indptr[v + 1]):
+                s += contrib[indices[e]]
+            rank[v] = base + damping * s
