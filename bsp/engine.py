@@ -32,10 +32,11 @@ def switched_back(records):
 class Engine:
     """Runs algorithms on a PartitionPlan; the partitions are built once and reused across runs."""
 
-    def __init__(self, plan, device="emulated", progress=None):
+    def __init__(self, plan, device="emulated", progress=None, zerocopy=False):
         self.plan = plan
         self.device = device
-        self.parts = [make_partition(plan, pid, device) for pid in range(plan.n_partitions)]
+        self.parts = [make_partition(plan, pid, device, zerocopy)
+                      for pid in range(plan.n_partitions)]
         self.progress = progress
 
     def prepare(self, algorithm):

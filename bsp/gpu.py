@@ -8,6 +8,7 @@ at the bus's full rate.
 """
 
 import contextlib
+import ctypes
 
 import cupy
 import numpy as np
@@ -28,8 +29,9 @@ class GpuPartition(Partition):
     kernel_package = "kernels_gpu"
     xp = cupy
 
-    def __init__(self, plan, pid, device_id):
+    def __init__(self, plan, pid, device_id, zerocopy=False):
         self.device_id = device_id
+        self.zerocopy = zerocopy
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
@@ -66,6 +68,14 @@ class GpuPartition(Partition):
             self.stream.synchronize()
             return out
 
+    def edges_to_device(self, host):
+        """Edge arrays: device memory, or (zerocopy, TOTEM's mapped-memory mode) pinned host
+        memory mapped into the device's address space, read by the kernels over the bus."""
+        if not self.zerocopy:
+            return self.to_device(host, count=False)
+        with self.context():
+            return mapped_copy(host)
+
     def synchronize(self):
         self.stream.synchronize()
 
@@ -78,6 +88,28 @@ class GpuPartition(Partition):
     def elapsed(self):
         self._stop.synchronize()
         return cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+
+
+class _MappedHost:
+    """Owner of a cudaHostAlloc'd, device-mapped buffer; freed with the arrays that view it."""
+
+    def __init__(self, nbytes):
+        flags = 0x02 | 0x01    # cudaHostAllocMapped | cudaHostAllocPortable
+        self.ptr = cupy.cuda.runtime.hostAlloc(max(nbytes, 1), flags)
+
+    def __del__(self):
+        cupy.cuda.runtime.freeHost(self.ptr)
+
+
+def mapped_copy(host):
+    """A CuPy array whose data is mapped pinned host memory holding a copy of `host`."""
+    host = np.ascontiguousarray(host)
+    owner = _MappedHost(host.nbytes)
+    staged = np.ctypeslib.as_array((ctypes.c_byte * max(host.nbytes, 1)).from_address(owner.ptr))
+    staged[:host.nbytes] = host.view(np.byte).ravel()
+    dev_ptr = cupy.cuda.runtime.hostGetDevicePointer(owner.ptr, 0)
+    mem = cupy.cuda.UnownedMemory(dev_ptr, max(host.nbytes, 1), owner)
+    return cupy.ndarray(host.shape, dtype=host.dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
 
 def device_count():

@@ -18,12 +18,13 @@ _MODULES = {}
 
 
 class DeviceView:
-    """A LocalView's arrays as the partition's device holds them."""
+    """A LocalView's arrays as the partition's device holds them (the edge arrays through
+    `part.edges_to_device`: device memory, or mapped host memory in zerocopy mode)."""
 
     def __init__(self, part, view):
         self.indptr = part.to_device(view.indptr, count=False)
-        self.indices = part.to_device(view.indices, count=False)
-        self.weights = None if view.weights is None else part.to_device(view.weights, count=False)
+        self.indices = part.edges_to_device(view.indices)
+        self.weights = None if view.weights is None else part.edges_to_device(view.weights)
         self.boundary_lvid = part.to_device(view.boundary_lvid, count=False)
         self.n_local = view.n_local
         self.n_ghosts = view.n_ghosts
@@ -52,9 +53,12 @@ class Partition:
 
     def view(self, name):
         if name not in self.views:
-            v = self.plan.views(name)[self.pid]
-            self.views[name] = DeviceView(self, v)
-            self.graph_bytes += v.nbytes
+            key = self.plan.canonical_view(name)
+            if key not in self.views:
+                v = self.plan.views(key)[self.pid]
+                self.views[key] = DeviceView(self, v)
+                self.graph_bytes += v.nbytes
+            self.views[name] = self.views[key]
         return self.views[name]
 
     def alloc(self, dtype, fill, views=()):
@@ -76,6 +80,9 @@ class Partition:
 
     def to_host(self, dev, count=True):
         return dev
+
+    def edges_to_device(self, host):
+        return self.to_device(host, count=False)
 
     def synchronize(self):
         pass
@@ -113,7 +120,7 @@ class EmulatedGpuPartition(Partition):
         return out
 
 
-def make_partition(plan, pid, device):
+def make_partition(plan, pid, device, zerocopy=False):
     """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu").
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
     (the k-th GPU partition gets device k modulo the device count)."""
@@ -122,5 +129,5 @@ def make_partition(plan, pid, device):
     if device == "gpu":
         from .gpu import GpuPartition, device_count
         gpu_index = pid - plan.kinds.count("cpu")
-        return GpuPartition(plan, pid, gpu_index % device_count())
+        return GpuPartition(plan, pid, gpu_index % device_count(), zerocopy)
     return EmulatedGpuPartition(plan, pid)

@@ -1,5 +1,5 @@
 """Degree-based partitioning (TOTEM, section 6) and the PartitionPlan the engine runs on."""
 
-from .plan import LocalView, PartitionPlan, partition, STRATEGIES
+from .plan import LocalView, PartitionPlan, STRATEGIES, auto_share, partition
 
-__all__ = ["LocalView", "PartitionPlan", "partition", "STRATEGIES"]
+__all__ = ["LocalView", "PartitionPlan", "STRATEGIES", "auto_share", "partition"]

@@ -91,8 +91,13 @@ class PartitionPlan:
             return self._both
         raise ValueError(f"unknown view {name!r}")
 
+    def canonical_view(self, name):
+        """In an undirected graph in-edges and both directions are the out-edges."""
+        return name if self.graph.directed else "out"
+
     def views(self, name):
         """The LocalView of every partition for CSR view `name`."""
+        name = self.canonical_view(name)
         if name not in self._views:
             self._views[name] = _build_views(self, self.view_graph(name))
         return self._views[name]
@@ -117,6 +122,22 @@ def _order(graph, strategy, seed):
     if strategy == "LOW":
         return np.argsort(degree, kind="stable")
     return np.random.default_rng(seed).permutation(graph.n_vertices)
+
+
+def auto_share(graph, strategy, gpus, budget, bytes_per_edge, seed=0):
+    """TOTEM's rule: the smallest CPU share that leaves each of `gpus` GPU partitions at most
+    `budget` bytes of graph data (rows of 8 bytes, edges of `bytes_per_edge`), so the GPUs take
+    as many edges as fit. Returns a share in [0, 1]."""
+    n = graph.n_vertices
+    if n == 0 or gpus == 0:
+        return 1.0
+    cum = np.concatenate([[0], np.cumsum(graph.out_degree[_order(graph, strategy, seed)])])
+    k = np.arange(n + 1)                     # vertices kept on the CPU
+    per_gpu = (8 * ((n - k) / gpus + 1) + bytes_per_edge * (cum[-1] - cum) / gpus)
+    fits = np.flatnonzero(per_gpu <= budget)
+    if fits.size == 0:
+        return 1.0
+    return float(cum[fits[0]] / cum[-1]) if cum[-1] else 0.0
 
 
 def _prefix_for(cum, target):

@@ -81,6 +81,26 @@ def test_bad_usage_exits_2_with_one_line(args, words):
     assert_usage_error(run_cli(*args), *words)
 
 
+def test_auto_share_fits_the_gpu_budget(tmp_path):
+    js = tmp_path / "m.json"
+    proc = run_cli("--graph", "rmat:12", "--cpu-share", "auto", "--gpu-memory", "256K",
+                   "--device", "emulated", "--json", js, "--quiet", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(js.read_text())
+    assert m["cpu_share_auto"] and 0 < m["cpu_share"] < 1
+    gpu = [p for p in m["partitions"] if p["kind"] == "gpu"]
+    assert gpu and all(0 < p["on_gpu_bytes"] <= 256 * 1024 for p in gpu)
+
+
+def test_zerocopy_keeps_edges_on_the_host(tmp_path):
+    js = tmp_path / "m.json"
+    proc = run_cli("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
+                   "--transfer", "zerocopy", "--device", "emulated", "--json", js, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    gpu = [p for p in json.loads(js.read_text())["partitions"] if p["kind"] == "gpu"]
+    assert all(p["on_gpu_bytes"] == 0 and p["on_host_bytes"] > 0 for p in gpu)
+
+
 def test_negative_weights_for_sssp(tmp_path):
     f = tmp_path / "neg.wel"
     f.write_text("0 1 2.0\n1 2 -1.5\n")

@@ -59,7 +59,7 @@ def mismatch(name, got, want):
         f"{got[bad[0]]} != {want[bad[0]]}"
 
 
-def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES):
+def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, zerocopy=False):
     source = default_source(graph) if graph.n_vertices else None
     want = expected(graph, source)
     failures = []
@@ -69,7 +69,7 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES):
                 continue   # the same single-CPU-partition plan
             plan = partition(graph, strategy, share, gpus, seed=1)
             for device in devices:
-                engine = Engine(plan, device)
+                engine = Engine(plan, device, zerocopy=zerocopy)
                 for alg in algorithms(source):
                     got, _ = engine.run(alg)
                     note = mismatch(alg.name, got, want[alg.name])

@@ -28,8 +28,15 @@ def test_real_graphs_on_gpu(name, strategy):
     check_matrix(real_graph(name), strategy, devices=GPU)
 
 
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", ["rmat_small", "disconnected", "star"])
+def test_zerocopy_edges_on_gpu(name, strategy):
+    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU, zerocopy=True)
+
+
 @pytest.mark.parametrize("spec", ["rmat:18", "uniform:18"])
 def test_generated_graphs_on_gpu(spec):
     import totem_py
     g = totem_py.generate(spec, seed=2, undirected=True, weighted=True)
     check_matrix(g, "HIGH", devices=GPU, shares=(0.7, 0.3, 0.0))
+    check_matrix(g, "RAND", devices=GPU, shares=(0.5, 0.0), zerocopy=True)

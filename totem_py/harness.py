@@ -9,11 +9,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from bsp import Algorithm, Engine
-from partitioners import partition as make_plan
+from partitioners import auto_share, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank
 from .backend import resolve_device
 from .errors import InputError, check_memory
+
+
+TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
 
 
 @dataclass
@@ -85,9 +88,33 @@ def traversed_edges(name, graph, values, records, sources):
     return graph.n_edges
 
 
+def gpu_budget(device, gpu_memory):
+    """Bytes of graph data one GPU partition may hold: --gpu-memory, else 80% of the free
+    memory of the device (None when there is no real device and no budget)."""
+    if gpu_memory is not None:
+        return gpu_memory
+    if device != "gpu":
+        return None
+    import cupy
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    return int(0.8 * free)
+
+
+def choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed):
+    """--cpu-share auto: as many edges on the GPUs as fit their budget (TOTEM); with edges in
+    host memory (zerocopy) or no budget at all, everything goes to the GPUs."""
+    budget = gpu_budget(device, gpu_memory)
+    if budget is None or transfer == "zerocopy" or device == "cpu":
+        return 0.0 if device != "cpu" else 1.0
+    views = sum(2 if v == "both" else 1 for v in alg.views()) if graph.directed else 1
+    per_edge = graph.indices.itemsize + (8 if graph.weights is not None else 0)
+    # the estimate counts out-edges; in-edge views can hold a few percent more: keep 10% spare
+    return auto_share(graph, strategy, gpus, 0.9 * budget / views, per_edge, seed)
+
+
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
-        verify=False, progress=None, gpu_memory=None, plan=None):
+        verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
     cpu share and GPU count reuses it (and its engines) instead of partitioning again."""
     import numba
@@ -97,20 +124,29 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     alg, source = make_algorithm(algorithm, graph, source, iterations, seed)
     graph = prepare_graph(graph, alg)
     strategy = partition
+    auto = cpu_share == "auto"
+    if auto:
+        cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
     if plan is None or (plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed) != \
             (graph, strategy, cpu_share, gpus, seed):
         check_memory(2 * graph.nbytes, "partitioning the graph")
         if progress:
             progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s)")
         plan = make_plan(graph, strategy, cpu_share, gpus, seed)
-    engine = plan.engines.get(device)
+    if transfer not in TRANSFERS:
+        raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
+    if transfer in ("filter", "compaction"):
+        raise NotImplementedError(f"--transfer {transfer}: HyTGraph's transfer engines are not "
+                                  "implemented yet (auto, resident and zerocopy are)")
+    zerocopy = transfer == "zerocopy"
+    engine = plan.engines.get((device, zerocopy))
     if engine is None:
-        engine = plan.engines[device] = Engine(plan, device)
+        engine = plan.engines[device, zerocopy] = Engine(plan, device, zerocopy=zerocopy)
     engine.progress = progress
     t0 = time.perf_counter()
     engine.prepare(alg)
     prepare_s = time.perf_counter() - t0
-    if gpu_memory is not None and device != "cpu":
+    if gpu_memory is not None and device != "cpu" and not zerocopy:
         for p in engine.parts:
             if p.kind == "gpu" and p.graph_bytes > gpu_memory:
                 raise InputError(
@@ -142,7 +178,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):
-        on_gpu = p.graph_bytes if p.kind == "gpu" and device != "cpu" else 0
+        on_gpu = p.graph_bytes if p.kind == "gpu" and device != "cpu" and not zerocopy else 0
         parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
                           boundary_edges=row["boundary_edges"],
                           remote_vertices=row["remote_vertices"],
@@ -150,7 +186,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     metrics = dict(
         algorithm=name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        partition=strategy, cpu_share=cpu_share, gpus=gpus, device=device,
+        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, gpus=gpus, device=device,
+        transfer_mode=transfer,
         source=source, iterations=getattr(alg, "iterations", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times,

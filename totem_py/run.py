@@ -43,12 +43,15 @@ def build_parser():
     p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
     p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc")
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
-    p.add_argument("--cpu-share", default="0.5", help="fraction of edges on the CPU, in [0, 1]")
+    p.add_argument("--cpu-share", default=None,
+                   help="fraction of edges on the CPU, in [0, 1], or auto (as many edges on the "
+                        "GPUs as fit their memory; the default with a GPU, else 0.5)")
     p.add_argument("--gpus", type=int, default=1, help="number of GPU partitions")
     p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
     p.add_argument("--transfer", default="auto",
-                   help="auto, resident, filter, compaction, zerocopy")
+                   help="auto, resident (edges in GPU memory), zerocopy (edges in mapped host "
+                        "memory); filter and compaction are not implemented yet")
     p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
     p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
     p.add_argument("--trials", type=int, default=1)
@@ -74,6 +77,8 @@ def _atomic_write(path, write):
 
 
 def _share(text):
+    if text == "auto":
+        return text
     try:
         share = float(text)
     except ValueError:
@@ -90,14 +95,13 @@ def main(argv=None):
     from .harness import make_algorithm, run
     from .progress import Progress
 
+    device = resolve_device(args.device)
+    if args.cpu_share is None:   # TOTEM's default with a GPU: as many edges as fit on it
+        args.cpu_share = "auto" if device == "gpu" else "0.5"
     share = _share(args.cpu_share)
     if args.gpus < 0:
         raise InputError(f"--gpus must be >= 0, got {args.gpus}")
-    if args.transfer not in ("auto", "resident"):
-        raise NotImplementedError(f"--transfer {args.transfer}: the out-of-GPU-memory transfer "
-                                  "engines are not implemented yet (only auto/resident)")
     budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
-    resolve_device(args.device)
     progress = Progress(enabled=False if args.quiet else None)
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
@@ -107,7 +111,8 @@ def main(argv=None):
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                  gpus=args.gpus, device=args.device, source=args.source,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
-                 seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget)
+                 seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
+                 transfer=args.transfer)
     m = result.metrics
     if args.output:
         _atomic_write(args.output, lambda f: np.save(f, result.values))
