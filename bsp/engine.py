@@ -14,7 +14,6 @@ is below n / BETA. Every choice is recorded in the superstep's record and shown 
 import time
 from types import SimpleNamespace
 
-import numpy as np
 
 from .exchange import exchange_pull, exchange_push
 from .partition import make_partition
@@ -38,6 +37,7 @@ class Engine:
         self.parts = [make_partition(plan, pid, device, zerocopy)
                       for pid in range(plan.n_partitions)]
         self.progress = progress
+        self._inboxes = {}      # host inbox buffers reused across supersteps
 
     def prepare(self, algorithm):
         """Build and place the CSR views the algorithm walks (once per view, not timed)."""
@@ -47,8 +47,10 @@ class Engine:
                 part.view(name)
 
     def run(self, algorithm):
-        """Run `algorithm` to completion; returns (per-vertex result, per-superstep records)."""
+        """Run `algorithm` to completion; returns (per-vertex result, per-superstep records).
+        `self.timings` then holds the seconds spent in init, supersteps and collect."""
         self.prepare(algorithm)
+        t0 = time.perf_counter()
         parts = self.parts
         for part in parts:
             part.state = SimpleNamespace()
@@ -91,7 +93,9 @@ class Engine:
                 frontier = None
         for p in parts:
             p.synchronize()
+        t1 = time.perf_counter()
         result = algorithm.collect(parts, self.plan.graph.n_vertices)
+        self.timings = dict(run_s=t1 - t0, collect_s=time.perf_counter() - t1)
         return result, records
 
     def _bottom_up(self, bottom_up, frontier, explored, records):
@@ -123,7 +127,7 @@ class Engine:
                     p.boxes[mode.name].fill(identity)
             compute_s = self._compute(algorithm, mode, step)
             t1 = time.perf_counter()
-            messages = exchange_push(parts, host_views, mode)
+            messages = exchange_push(parts, host_views, mode, self._inboxes)
             for p in parts:
                 if p.inboxes[mode.name].size:   # skip partitions nothing was sent to
                     self._call(algorithm.scatter, p, step, mode, p.inboxes[mode.name])

@@ -38,19 +38,33 @@ def _sparse_pays(n_touched, n_total, itemsize):
 
 def _pack(part, box, identity):
     """The box on the host as (indices or None, values): sparse when that is fewer bytes."""
-    touched = part.kernels("boxes").box_touched(box, identity)
+    k = part.kernels("boxes")
+    touched = k.box_touched(box, identity)
     n = int(touched.size)
     if _sparse_pays(n, box.size, box.dtype.itemsize):
-        return part.to_host(touched), part.to_host(box[touched]), n
+        vals = part.xp.empty(n, dtype=box.dtype)
+        k.box_gather(box, touched, vals)
+        return part.to_host(touched), part.to_host(vals), n
     return None, part.to_host(box), n
 
 
-def exchange_push(parts, host_views, mode):
-    """Fold every partition's box into the owners' inboxes; returns the number of messages."""
+def _inbox(buffers, key, size, dtype, identity):
+    """A reused host inbox, reset to the identity."""
+    buf = buffers.get(key)
+    if buf is None or buf.size != size or buf.dtype != dtype:
+        buf = buffers[key] = np.empty(size, dtype=dtype)
+    _boxes.box_fill(buf, identity)
+    return buf
+
+
+def exchange_push(parts, host_views, mode, buffers):
+    """Fold every partition's box into the owners' inboxes; returns the number of messages.
+    `buffers` keeps the host inboxes between supersteps."""
     msg = mode.message
     combine = _boxes.COMBINE[msg.combine]
     identity = msg.dtype.type(msg.identity)
-    inboxes = [np.full(v.boundary_lvid.size, identity, dtype=msg.dtype) for v in host_views]
+    inboxes = [_inbox(buffers, (mode.name, v_pid), v.boundary_lvid.size, msg.dtype, identity)
+               for v_pid, v in enumerate(host_views)]
     messages = 0
     for p in parts:
         view = host_views[p.pid]
@@ -68,7 +82,9 @@ def exchange_push(parts, host_views, mode):
                 combine(inboxes[q], pos, vals[a:b])
             else:
                 lo, hi = np.searchsorted(idx, (a, b))
-                combine(inboxes[q], pos[idx[lo:hi] - a], vals[lo:hi])
+                at = np.empty(hi - lo, dtype=np.int64)
+                _boxes.box_positions(pos, idx[lo:hi], a, at)
+                combine(inboxes[q], at, vals[lo:hi])
     for q in parts:
         with q.context():
             q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
@@ -81,7 +97,11 @@ def _deliver(part, view, inbox, identity, view_name):
     ids) when few are touched, else the whole inbox beside the boundary list."""
     touched = _boxes.box_touched(inbox, identity)
     if _sparse_pays(touched.size, inbox.size, inbox.dtype.itemsize):
-        return Inbox(part.to_device(view.boundary_lvid[touched]), part.to_device(inbox[touched]))
+        lvid = np.empty(touched.size, dtype=np.int64)
+        vals = np.empty(touched.size, dtype=inbox.dtype)
+        _boxes.box_gather(view.boundary_lvid, touched, lvid)
+        _boxes.box_gather(inbox, touched, vals)
+        return Inbox(part.to_device(lvid), part.to_device(vals))
     return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox))
 
 

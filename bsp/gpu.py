@@ -107,8 +107,9 @@ def mapped_copy(host):
     owner = _MappedHost(host.nbytes)
     staged = np.ctypeslib.as_array((ctypes.c_byte * max(host.nbytes, 1)).from_address(owner.ptr))
     staged[:host.nbytes] = host.view(np.byte).ravel()
-    dev_ptr = cupy.cuda.runtime.hostGetDevicePointer(owner.ptr, 0)
-    mem = cupy.cuda.UnownedMemory(dev_ptr, max(host.nbytes, 1), owner)
+    # with unified addressing (every 64-bit CUDA platform) a mapped allocation has the same
+    # address on the device as on the host
+    mem = cupy.cuda.UnownedMemory(owner.ptr, max(host.nbytes, 1), owner)
     return cupy.ndarray(host.shape, dtype=host.dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
 

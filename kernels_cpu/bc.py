@@ -13,7 +13,7 @@ forward queues, kept in order, list each level's vertices, so no step scans all 
 import numpy as np
 from numba import prange
 
-from .jit import kernel
+from .jit import APPEND, BLOCKS, flush, kernel
 
 from .atomics import atomic_add, atomic_min
 from .bfs import UNVISITED
@@ -22,19 +22,27 @@ from .bfs import UNVISITED
 @kernel("qlen", serial_below=256)
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
                next_len):
-    for i in prange(qlen):
-        v = queue[i]
-        sv = sigma[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            if t < n_local:
-                lt = level[t]
-                if lt == UNVISITED or lt == depth + 1:
-                    if atomic_min(level, t, depth + 1) == UNVISITED:
-                        next_queue[atomic_add(next_len, 0, 1)] = t
-                    atomic_add(sigma, t, sv)
-            else:
-                atomic_add(box, t - n_local, sv)
+    nblocks = min(qlen, BLOCKS)
+    for b in prange(nblocks):
+        buf = np.empty(APPEND, dtype=np.int64)
+        count = 0
+        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+            v = queue[i]
+            sv = sigma[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                t = indices[e]
+                if t < n_local:
+                    lt = level[t]
+                    if lt == UNVISITED or lt == depth + 1:
+                        if atomic_min(level, t, depth + 1) == UNVISITED:
+                            buf[count] = t
+                            count += 1
+                            if count == APPEND:
+                                count = flush(buf, count, next_queue, next_len)
+                        atomic_add(sigma, t, sv)
+                else:
+                    atomic_add(box, t - n_local, sv)
+        flush(buf, count, next_queue, next_len)
 
 
 @kernel("inbox")

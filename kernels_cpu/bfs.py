@@ -5,7 +5,8 @@ State: `level` (int32, UNVISITED = INT32_MAX), n_local entries followed by the g
 `level[t]` serves local and remote targets alike: in push steps the tail is the outbox (reset to
 UNVISITED, the message identity, each step), in pull steps it holds the remote levels.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
-appends it (if local) to the next queue, through an atomic counter. Bottom-up rows are written
+appends it (if local) to the next queue, through a block-local buffer flushed with one atomic
+reservation per APPEND items. Bottom-up rows are written
 only by their own iteration.
 Mapping: one iteration per frontier vertex (top-down) or blocks of rows with equal edges
 (bottom-up, row_blocks).
@@ -14,7 +15,7 @@ Mapping: one iteration per frontier vertex (top-down) or blocks of rows with equ
 import numpy as np
 from numba import prange
 
-from .jit import BLOCKS, kernel, row_blocks
+from .jit import APPEND, BLOCKS, flush, kernel, row_blocks
 
 from .atomics import atomic_add, atomic_min
 
@@ -23,27 +24,41 @@ UNVISITED = np.iinfo(np.int32).max
 
 @kernel("qlen", serial_below=256)
 def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len):
-    for i in prange(qlen):
-        v = queue[i]
-        for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            if level[t] == UNVISITED:
-                if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
-                    next_queue[atomic_add(next_len, 0, 1)] = t
+    nblocks = min(qlen, BLOCKS)
+    for b in prange(nblocks):
+        buf = np.empty(APPEND, dtype=np.int64)
+        count = 0
+        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+            v = queue[i]
+            for e in range(indptr[v], indptr[v + 1]):
+                t = indices[e]
+                if level[t] == UNVISITED:
+                    if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
+                        buf[count] = t
+                        count += 1
+                        if count == APPEND:
+                            count = flush(buf, count, next_queue, next_len)
+        flush(buf, count, next_queue, next_len)
 
 
 @kernel("n_local")
 def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
     blocks = row_blocks(indptr, n_local, BLOCKS)
     for b in prange(blocks.size - 1):
+        buf = np.empty(APPEND, dtype=np.int64)
+        count = 0
         for v in range(blocks[b], blocks[b + 1]):
             if level[v] != UNVISITED:
                 continue
             for e in range(indptr[v], indptr[v + 1]):
                 if level[indices[e]] == depth:
                     level[v] = depth + 1
-                    next_queue[atomic_add(next_len, 0, 1)] = v
+                    buf[count] = v
+                    count += 1
+                    if count == APPEND:
+                        count = flush(buf, count, next_queue, next_len)
                     break
+        flush(buf, count, next_queue, next_len)
 
 
 @kernel("inbox")

@@ -1,4 +1,6 @@
-"""Box kernels used by the exchange: fold a peer's box into an inbox, one combine per entry.
+"""Box kernels used by the exchange on host arrays: combine a peer's box into an inbox, find the
+touched entries, gather, fill. All parallel: boxes hold one entry per remote vertex, millions on
+large graphs, so none of these may be a single-threaded NumPy pass.
 
 Positions within one peer's box are distinct (one ghost slot per remote vertex), so a parallel
 loop over the entries writes each inbox position once: no races.
@@ -8,6 +10,9 @@ import numpy as np
 from numba import njit, prange
 
 from .jit import kernel
+
+CHUNK = 1 << 14
+
 
 @kernel("pos")
 def box_min(inbox, pos, vals):
@@ -44,13 +49,45 @@ def box_gather(src, pos, out):
         out[i] = src[pos[i]]
 
 
+@kernel("idx")
+def box_positions(pos, idx, offset, out):
+    """out[i] = pos[idx[i] - offset]: inbox positions of a sparse box's entries."""
+    for i in prange(idx.size):
+        out[i] = pos[idx[i] - offset]
+
+
+@kernel("arr")
+def box_fill(arr, value):
+    for i in prange(arr.size):
+        arr[i] = value
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _touched(box, identity):
+    n = box.size
+    nchunks = (n + CHUNK - 1) // CHUNK
+    counts = np.zeros(nchunks + 1, dtype=np.int64)
+    for c in prange(nchunks):
+        k = 0
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            k += box[i] != identity
+        counts[c + 1] = k
+    offsets = np.cumsum(counts)
+    out = np.empty(offsets[-1], dtype=np.int64)
+    for c in prange(nchunks):
+        k = offsets[c]
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            if box[i] != identity:
+                out[k] = i
+                k += 1
+    return out
+
+
 @njit(nogil=True, cache=True)
-def box_touched(box, identity):
-    """Indices of the entries that differ from the identity (a message was written)."""
+def _touched_serial(box, identity):
     count = 0
     for i in range(box.size):
-        if box[i] != identity:
-            count += 1
+        count += box[i] != identity
     out = np.empty(count, dtype=np.int64)
     k = 0
     for i in range(box.size):
@@ -58,3 +95,8 @@ def box_touched(box, identity):
             out[k] = i
             k += 1
     return out
+
+
+def box_touched(box, identity):
+    """Indices of the entries that differ from the identity (a message was written), in order."""
+    return (_touched if box.size >= 4 * CHUNK else _touched_serial)(box, identity)

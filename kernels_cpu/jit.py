@@ -13,6 +13,8 @@ import types
 import numpy as np
 from numba import njit
 
+from .atomics import atomic_add
+
 
 def _renamed(fn, suffix):
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix,
@@ -65,3 +67,21 @@ def row_blocks(indptr, n, nblocks):
         bounds[b] = lo
     bounds[nblocks] = n
     return bounds
+
+
+APPEND = 512
+
+
+@njit(nogil=True, cache=True)
+def flush(buf, count, queue, length):
+    """Append buf[:count] to queue with one atomic reservation; returns 0 (the new count).
+
+    Kernels that produce a queue collect their items in a block-local buffer and flush it when
+    full: one atomic add per APPEND items instead of one per item, which a single counter shared
+    by 16 threads cannot sustain (measured: 420 ms instead of ~30 ms for one bottom-up BFS step
+    on rmat:24)."""
+    if count:
+        base = atomic_add(length, 0, count)
+        for i in range(count):
+            queue[base + i] = buf[i]
+    return 0

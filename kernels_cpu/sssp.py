@@ -6,7 +6,8 @@ local vertices (improved, not yet relaxed). A step relaxes the pending vertices 
 bucket (dist < bound); the rest stay on the list for a later bucket. Nothing scans all vertices.
 Races: distances drop through atomic_min (LLVM atomicrmw fmin); the writer that lowers a local
 vertex claims its pending flag with atomic_max, and only the claimer appends it to the work list
-(atomic counter), so a vertex is on the list at most once. The plain read before the atomic only
+(a block-local buffer flushed with one atomic reservation per APPEND items), so a vertex is on
+the list at most once. The plain read before the atomic only
 skips relaxations that cannot win: distances never grow, so a stale read is never too small.
 Mapping: one iteration per frontier vertex.
 """
@@ -15,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add, atomic_max, atomic_min
-from .jit import kernel
+from .jit import APPEND, BLOCKS, flush, kernel
 
 
 @njit(nogil=True, cache=True)
@@ -40,16 +41,24 @@ def sssp_split(dist, pending, work, work_len, bound, queue):
 
 @kernel("qlen", serial_below=256)
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
-    for i in prange(qlen):
-        v = queue[i]
-        dv = dist[v]
-        for e in range(indptr[v], indptr[v + 1]):
-            t = indices[e]
-            nd = dv + weights[e]
-            if nd < dist[t]:
-                if nd < atomic_min(dist, t, nd) and t < n_local and pending[t] == 0:
-                    if atomic_max(pending, t, 1) == 0:
-                        work[atomic_add(work_len, 0, 1)] = t
+    nblocks = min(qlen, BLOCKS)
+    for b in prange(nblocks):
+        buf = np.empty(APPEND, dtype=np.int64)
+        count = 0
+        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+            v = queue[i]
+            dv = dist[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                t = indices[e]
+                nd = dv + weights[e]
+                if nd < dist[t]:
+                    if nd < atomic_min(dist, t, nd) and t < n_local and pending[t] == 0:
+                        if atomic_max(pending, t, 1) == 0:
+                            buf[count] = t
+                            count += 1
+                            if count == APPEND:
+                                count = flush(buf, count, work, work_len)
+        flush(buf, count, work, work_len)
 
 
 @kernel("inbox")

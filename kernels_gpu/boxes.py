@@ -30,3 +30,11 @@ def box_gather(src, pos, out):
 def box_touched(box, identity):
     """Indices of the entries that differ from the identity (a message was written)."""
     return cupy.flatnonzero(box != identity)
+
+
+def box_positions(pos, idx, offset, out):
+    out[:] = pos[idx - offset]
+
+
+def box_fill(arr, value):
+    arr.fill(value)
