@@ -24,9 +24,9 @@ def _renamed(fn, suffix):
     return copy
 
 
-def kernel(size, serial_below=4096):
-    """Decorate a kernel; `size` names the argument that measures its work (an int, or an array
-    whose length counts)."""
+def kernel(size, serial_below=4096, counter=False):
+    """Decorate a kernel; `size` names the argument that measures its work: an int or an array
+    whose length counts, or with `counter` a one-element array whose value counts."""
     def wrap(fn):
         index = list(inspect.signature(fn).parameters).index(size)
         parallel = njit(parallel=True, nogil=True, cache=True)(fn)
@@ -35,7 +35,7 @@ def kernel(size, serial_below=4096):
         @functools.wraps(fn)
         def call(*args):
             n = args[index]
-            n = n if isinstance(n, int) else len(n)
+            n = int(n[0]) if counter else n if isinstance(n, int) else len(n)
             return (parallel if n >= serial_below else serial)(*args)
         call.parallel, call.serial = parallel, serial
         return call

@@ -13,30 +13,41 @@ Mapping: one iteration per frontier vertex.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .atomics import atomic_add, atomic_max, atomic_min
 from .jit import APPEND, BLOCKS, flush, kernel
 
 
-@njit(nogil=True, cache=True)
-def sssp_split(dist, pending, work, work_len, bound, queue):
-    """Move the work-list vertices with dist < bound to `queue` (clearing their flag), keep the
-    others on the list; returns the queue length. Serial: linear in the list only."""
+@kernel("work_len", counter=True)
+def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, keep_len):
+    """Work-list vertices with dist < bound go to `queue` (their flag cleared), the others to
+    `keep` (the caller then swaps work and keep). The counters are arguments: Numba's parallel
+    lowering may read a counter array allocated here before the loop's atomic adds land."""
     n = work_len[0]
-    qlen = 0
-    keep = 0
-    for i in range(n):
-        v = work[i]
-        if dist[v] < bound:
-            queue[qlen] = v
-            qlen += 1
-            pending[v] = 0
-        else:
-            work[keep] = v
-            keep += 1
-    work_len[0] = keep
-    return qlen
+    queue_len[0] = 0
+    keep_len[0] = 0
+    nblocks = min(n, BLOCKS)
+    for b in prange(nblocks):
+        near = np.empty(APPEND, dtype=np.int64)
+        far = np.empty(APPEND, dtype=np.int64)
+        n_near = 0
+        n_far = 0
+        for i in range(b * n // nblocks, (b + 1) * n // nblocks):
+            v = work[i]
+            if dist[v] < bound:
+                pending[v] = 0
+                near[n_near] = v
+                n_near += 1
+                if n_near == APPEND:
+                    n_near = flush(near, n_near, queue, queue_len)
+            else:
+                far[n_far] = v
+                n_far += 1
+                if n_far == APPEND:
+                    n_far = flush(far, n_far, keep, keep_len)
+        flush(near, n_near, queue, queue_len)
+        flush(far, n_far, keep, keep_len)
 
 
 @kernel("qlen", serial_below=256)
@@ -72,12 +83,12 @@ def sssp_scatter(inbox, lvids, dist, pending, work, work_len):
                     work[atomic_add(work_len, 0, 1)] = v
 
 
-@njit(nogil=True, cache=True)
+@kernel("work_len", counter=True)
 def sssp_vote(dist, work, work_len, bound):
     """(work-list vertices inside the bucket, smallest distance on the list)."""
     active = 0
     smallest = np.inf
-    for i in range(work_len[0]):
+    for i in prange(work_len[0]):
         d = dist[work[i]]
         if d < bound:
             active += 1

@@ -3,26 +3,26 @@
 sssp_relax: one warp per frontier vertex, lanes stride over its edges; distances drop through a
 64-bit atomicMin on the bit patterns (non-negative doubles order like integers); the lowering
 writer claims the pending flag with atomicMax and appends the vertex. sssp_split: one thread per
-work-list entry, near entries to the queue and far ones to a scratch list through atomic counters
-(the order within each is not kept: no result depends on it). sssp_vote: a CuPy reduction.
+work-list entry, near entries to the queue and far ones to `keep` through atomic counters (the
+order within each is not kept: no result depends on it). sssp_vote: a CuPy reduction.
 """
 
-import cupy
 import numpy as np
 
 from ._cuda import WARP, function, i64, launch
 
 SOURCE = r"""
 __global__ void totem_sssp_split(const double* dist, int* pending, const i64* work, i64 n,
-                                 double bound, i64* queue, i64* far, i64* counts) {
+                                 double bound, i64* queue, i64* queue_len, i64* keep,
+                                 i64* keep_len) {
     i64 i = global_thread();
     if (i >= n) return;
     i64 v = work[i];
     if (dist[v] < bound) {
-        queue[atomicAdd((u64*)&counts[0], 1ULL)] = v;
+        queue[atomicAdd((u64*)queue_len, 1ULL)] = v;
         pending[v] = 0;
     } else {
-        far[atomicAdd((u64*)&counts[1], 1ULL)] = v;
+        keep[atomicAdd((u64*)keep_len, 1ULL)] = v;
     }
 }
 
@@ -57,18 +57,12 @@ __global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n,
 """
 
 
-def sssp_split(dist, pending, work, work_len, bound, queue):
+def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, keep_len):
     n = int(work_len[0])
-    if n == 0:
-        return 0
-    far = cupy.empty(n, dtype=work.dtype)
-    counts = cupy.zeros(2, dtype=np.int64)
+    queue_len[0] = 0
+    keep_len[0] = 0
     launch(function(SOURCE, "totem_sssp_split"), n,
-           (dist, pending, work, i64(n), np.float64(bound), queue, far, counts))
-    qlen, keep = (int(c) for c in counts.get())
-    work[:keep] = far[:keep]
-    work_len[0] = keep
-    return qlen
+           (dist, pending, work, i64(n), np.float64(bound), queue, queue_len, keep, keep_len))
 
 
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):

@@ -46,6 +46,9 @@ class SSSP(Algorithm):
         s.queue = xp.empty(part.n_local, dtype=np.int64)
         s.work = xp.empty(part.n_local, dtype=np.int64)
         s.work_len = xp.zeros(1, dtype=np.int64)
+        s.keep = xp.empty(part.n_local, dtype=np.int64)
+        s.keep_len = xp.zeros(1, dtype=np.int64)
+        s.queue_len = xp.zeros(1, dtype=np.int64)
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.dist[lv] = 0.0
@@ -54,7 +57,10 @@ class SSSP(Algorithm):
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("sssp"), part.state, part.views["out"]
-        qlen = int(k.sssp_split(s.dist, s.pending, s.work, s.work_len, self.bound, s.queue))
+        k.sssp_split(s.dist, s.pending, s.work, s.work_len, self.bound, s.queue, s.queue_len,
+                     s.keep, s.keep_len)
+        qlen = int(s.queue_len[0])
+        s.work, s.keep, s.work_len, s.keep_len = s.keep, s.work, s.keep_len, s.work_len
         k.sssp_relax(v.indptr, v.indices, v.weights, v.n_local, s.dist, s.queue, qlen, s.pending,
                      s.work, s.work_len)
 
