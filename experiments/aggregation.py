@@ -15,9 +15,10 @@ import gc
 import json
 import sys
 import time
+from pathlib import Path
 
-DEFAULT_GRAPHS = ("rmat:20,/work/shared/data/soc-Slashdot0902.txt.gz,"
-                  "/work/shared/data/web-NotreDame.txt.gz")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_GRAPHS = f"rmat:20,{DATA / 'soc-Slashdot0902.txt.gz'},{DATA / 'web-NotreDame.txt.gz'}"
 STRATEGIES = ("RAND", "HIGH", "LOW")
 
 

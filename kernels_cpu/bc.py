@@ -6,30 +6,34 @@ through atomic_add (fadd); boundary slots collect the sum of the senders' sigma 
 Backward (pull, out-edges, no atomics): a vertex v on level d sums x(w) = (1 + delta(w)) / sigma(w)
 over out-neighbours w on level d + 1 (remote ones arrive in ghosts, already 0 when not on d + 1);
 delta(v) = sigma(v) * sum.
-Mapping: one iteration per frontier vertex (forward), per vertex of the level (backward: the
+Mapping: equal-edge blocks over the frontier's edge lists, hubs split (forward); one iteration
+per vertex of the level (backward: the
 forward queues, kept in order, list each level's vertices, so no step scans all vertices).
 """
 
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, BLOCKS, flush, kernel
+from .jit import APPEND, block_edges, flush, frontier_blocks, kernel
 
 from .atomics import atomic_add, atomic_min
 from .bfs import UNVISITED
 
 
-@kernel("qlen", serial_below=256)
+@kernel("qlen", serial_below=64)
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
                next_len):
-    nblocks = min(qlen, BLOCKS)
+    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
-        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+        i, lo, hi = block_edges(offsets, nblocks, b)
+        while lo < hi:
             v = queue[i]
             sv = sigma[v]
-            for e in range(indptr[v], indptr[v + 1]):
+            stop = min(hi, offsets[i + 1])
+            first = indptr[v] - offsets[i]
+            for e in range(first + lo, first + stop):
                 t = indices[e]
                 if t < n_local:
                     lt = level[t]
@@ -42,6 +46,8 @@ def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, 
                         atomic_add(sigma, t, sv)
                 else:
                     atomic_add(box, t - n_local, sv)
+            lo = stop
+            i += 1
         flush(buf, count, next_queue, next_len)
 
 

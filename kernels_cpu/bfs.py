@@ -8,29 +8,32 @@ Races: a vertex is claimed with atomic_min on its level; only the claimer (old =
 appends it (if local) to the next queue, through a block-local buffer flushed with one atomic
 reservation per APPEND items. Bottom-up rows are written
 only by their own iteration.
-Mapping: one iteration per frontier vertex (top-down) or blocks of rows with equal edges
-(bottom-up, row_blocks).
+Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
+(top-down), or blocks of rows with equal edges (bottom-up, row_blocks).
 """
 
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, BLOCKS, flush, kernel, row_blocks
+from .jit import APPEND, BLOCKS, block_edges, flush, frontier_blocks, kernel, row_blocks
 
 from .atomics import atomic_add, atomic_min
 
 UNVISITED = np.iinfo(np.int32).max
 
 
-@kernel("qlen", serial_below=256)
+@kernel("qlen", serial_below=64)
 def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len):
-    nblocks = min(qlen, BLOCKS)
+    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
-        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+        i, lo, hi = block_edges(offsets, nblocks, b)
+        while lo < hi:
             v = queue[i]
-            for e in range(indptr[v], indptr[v + 1]):
+            stop = min(hi, offsets[i + 1])
+            first = indptr[v] - offsets[i]
+            for e in range(first + lo, first + stop):
                 t = indices[e]
                 if level[t] == UNVISITED:
                     if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
@@ -38,6 +41,8 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
                         count += 1
                         if count == APPEND:
                             count = flush(buf, count, next_queue, next_len)
+            lo = stop
+            i += 1
         flush(buf, count, next_queue, next_len)
 
 

@@ -85,3 +85,34 @@ def flush(buf, count, queue, length):
         for i in range(count):
             queue[base + i] = buf[i]
     return 0
+
+
+EDGES_PER_BLOCK = 2048
+
+
+@njit(nogil=True, cache=True)
+def frontier_blocks(indptr, queue, qlen):
+    """Split the edges of queue[:qlen] into blocks of about equal edges, hubs cut across blocks.
+
+    Returns (offsets, nblocks): offsets[i] is where vertex queue[i]'s edges start in the
+    concatenation of the frontier's edge lists. A frontier of a few thousand vertices can hold
+    the hubs and most of the edges (SSSP re-relaxes hubs); blocks of equal vertex counts would
+    leave one thread with all of them."""
+    offsets = np.empty(qlen + 1, dtype=np.int64)
+    offsets[0] = 0
+    for i in range(qlen):
+        v = queue[i]
+        offsets[i + 1] = offsets[i] + indptr[v + 1] - indptr[v]
+    nblocks = max(1, min(BLOCKS * 4, offsets[qlen] // EDGES_PER_BLOCK))
+    return offsets, nblocks
+
+
+@njit(nogil=True, cache=True)
+def block_edges(offsets, nblocks, b):
+    """(first frontier item, first edge, end edge) of block b, edges counted in the
+    concatenation of the frontier's edge lists."""
+    total = offsets[offsets.size - 1]
+    lo = total * b // nblocks
+    hi = total * (b + 1) // nblocks
+    i = np.searchsorted(offsets, lo, side="right") - 1
+    return i, lo, hi

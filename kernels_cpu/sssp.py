@@ -9,14 +9,14 @@ vertex claims its pending flag with atomic_max, and only the claimer appends it 
 (a block-local buffer flushed with one atomic reservation per APPEND items), so a vertex is on
 the list at most once. The plain read before the atomic only
 skips relaxations that cannot win: distances never grow, so a stale read is never too small.
-Mapping: one iteration per frontier vertex.
+Mapping: blocks of equal edge counts over the frontier's edge lists (hubs split across blocks).
 """
 
 import numpy as np
 from numba import prange
 
 from .atomics import atomic_add, atomic_max, atomic_min
-from .jit import APPEND, BLOCKS, flush, kernel
+from .jit import APPEND, BLOCKS, block_edges, flush, frontier_blocks, kernel
 
 
 @kernel("work_len", counter=True)
@@ -50,16 +50,19 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
         flush(far, n_far, keep, keep_len)
 
 
-@kernel("qlen", serial_below=256)
+@kernel("qlen", serial_below=64)
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
-    nblocks = min(qlen, BLOCKS)
+    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
-        for i in range(b * qlen // nblocks, (b + 1) * qlen // nblocks):
+        i, lo, hi = block_edges(offsets, nblocks, b)
+        while lo < hi:
             v = queue[i]
             dv = dist[v]
-            for e in range(indptr[v], indptr[v + 1]):
+            stop = min(hi, offsets[i + 1])
+            first = indptr[v] - offsets[i]
+            for e in range(first + lo, first + stop):
                 t = indices[e]
                 nd = dv + weights[e]
                 if nd < dist[t]:
@@ -69,6 +72,8 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, wo
                             count += 1
                             if count == APPEND:
                                 count = flush(buf, count, work, work_len)
+            lo = stop
+            i += 1
         flush(buf, count, work, work_len)
 
 
