@@ -11,23 +11,28 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
+def _element(context, builder, signature, args):
+    """Pointer to array[index] and the remaining arguments cast to the element type."""
+    array_type = signature.args[0]
+    ary = context.make_array(array_type)(context, builder, args[0])
+    ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]], wraparound=False)
+    values = [context.cast(builder, a, t, array_type.dtype)
+              for a, t in zip(args[2:], signature.args[2:])]
+    return ptr, values
+
+
 def _atomic(op_int, op_float):
     @intrinsic
     def rmw(typingctx, array, index, value):
         if not isinstance(array, types.Array):
             return None
-        dtype = array.dtype
+        op = op_float if isinstance(array.dtype, types.Float) else op_int
 
         def codegen(context, builder, signature, args):
-            array_type = signature.args[0]
-            ary = context.make_array(array_type)(context, builder, args[0])
-            ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
-                                           wraparound=False)
-            val = context.cast(builder, args[2], signature.args[2], dtype)
-            op = op_float if isinstance(dtype, types.Float) else op_int
+            ptr, (val,) = _element(context, builder, signature, args)
             return builder.atomic_rmw(op, ptr, val, "monotonic")
 
-        return dtype(array, index, value), codegen
+        return array.dtype(array, index, value), codegen
     return rmw
 
 
@@ -36,19 +41,12 @@ def atomic_cas(typingctx, array, index, expected, value):
     """Store `value` at array[index] if it holds `expected`; returns the value it held."""
     if not isinstance(array, types.Array):
         return None
-    dtype = array.dtype
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        ary = context.make_array(array_type)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]],
-                                       wraparound=False)
-        cmp = context.cast(builder, args[2], signature.args[2], dtype)
-        val = context.cast(builder, args[3], signature.args[3], dtype)
-        pair = builder.cmpxchg(ptr, cmp, val, "monotonic", "monotonic")
-        return builder.extract_value(pair, 0)
+        ptr, (cmp, val) = _element(context, builder, signature, args)
+        return builder.extract_value(builder.cmpxchg(ptr, cmp, val, "monotonic", "monotonic"), 0)
 
-    return dtype(array, index, expected, value), codegen
+    return array.dtype(array, index, expected, value), codegen
 
 
 atomic_min = _atomic("min", "fmin")
