@@ -141,3 +141,9 @@ def test_nothing_half_written_on_bad_input(tmp_path):
     proc = run_cli("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
     assert proc.returncode == 2 and not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_transfer_engines_not_implemented_say_so():
+    proc = run_cli("--graph", "tests/data/tiny.txt", "--transfer", "filter", "--quiet")
+    assert proc.returncode == 1 and "not implemented" in proc.stderr
+    assert "Traceback" not in proc.stderr
