@@ -125,9 +125,12 @@ def make_partition(plan, pid, device, zerocopy=False):
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
     (the k-th GPU partition gets device k modulo the device count)."""
     if plan.kinds[pid] == "cpu" or device == "cpu":
-        return CpuPartition(plan, pid)
-    if device == "gpu":
+        part = CpuPartition(plan, pid)
+    elif device == "gpu":
         from .gpu import GpuPartition, device_count
         gpu_index = pid - plan.kinds.count("cpu")
-        return GpuPartition(plan, pid, gpu_index % device_count(), zerocopy)
-    return EmulatedGpuPartition(plan, pid)
+        part = GpuPartition(plan, pid, gpu_index % device_count(), zerocopy)
+    else:
+        part = EmulatedGpuPartition(plan, pid)
+    part.run_on_gpus = device == "gpu" and "gpu" in plan.kinds   # does this run use real GPUs?
+    return part
