@@ -14,7 +14,7 @@ forward queues, kept in order, list each level's vertices, so no step scans all 
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, block_edges, flush, frontier_blocks, kernel
+from .jit import APPEND, append, block_edges, flush, frontier_blocks, kernel
 
 from .atomics import atomic_add, atomic_min
 from .bfs import UNVISITED
@@ -39,10 +39,7 @@ def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, 
                     lt = level[t]
                     if lt == UNVISITED or lt == depth + 1:
                         if atomic_min(level, t, depth + 1) == UNVISITED:
-                            buf[count] = t
-                            count += 1
-                            if count == APPEND:
-                                count = flush(buf, count, next_queue, next_len)
+                            count = append(buf, count, t, next_queue, next_len)
                         atomic_add(sigma, t, sv)
                 else:
                     atomic_add(box, t - n_local, sv)

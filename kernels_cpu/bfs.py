@@ -15,7 +15,7 @@ Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split 
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, BLOCKS, block_edges, flush, frontier_blocks, kernel, row_blocks
+from .jit import APPEND, append, BLOCKS, block_edges, flush, frontier_blocks, kernel, row_blocks
 
 from .atomics import atomic_add, atomic_min
 
@@ -37,10 +37,7 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
                 t = indices[e]
                 if level[t] == UNVISITED:
                     if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
-                        buf[count] = t
-                        count += 1
-                        if count == APPEND:
-                            count = flush(buf, count, next_queue, next_len)
+                        count = append(buf, count, t, next_queue, next_len)
             lo = stop
             i += 1
         flush(buf, count, next_queue, next_len)
@@ -58,10 +55,7 @@ def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
             for e in range(indptr[v], indptr[v + 1]):
                 if level[indices[e]] == depth:
                     level[v] = depth + 1
-                    buf[count] = v
-                    count += 1
-                    if count == APPEND:
-                        count = flush(buf, count, next_queue, next_len)
+                    count = append(buf, count, v, next_queue, next_len)
                     break
         flush(buf, count, next_queue, next_len)
 

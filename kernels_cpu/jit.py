@@ -116,3 +116,14 @@ def block_edges(offsets, nblocks, b):
     hi = total * (b + 1) // nblocks
     i = np.searchsorted(offsets, lo, side="right") - 1
     return i, lo, hi
+
+
+@njit(nogil=True, cache=True, inline="always")
+def append(buf, count, item, queue, length):
+    """Add `item` to a block-local buffer of `count` items, flushing it to `queue` when full;
+    returns the new count."""
+    buf[count] = item
+    count += 1
+    if count == APPEND:
+        count = flush(buf, count, queue, length)
+    return count

@@ -16,7 +16,7 @@ import numpy as np
 from numba import prange
 
 from .atomics import atomic_add, atomic_max, atomic_min
-from .jit import APPEND, BLOCKS, block_edges, flush, frontier_blocks, kernel
+from .jit import APPEND, append, BLOCKS, block_edges, flush, frontier_blocks, kernel
 
 
 @kernel("work_len", counter=True)
@@ -37,15 +37,9 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
             v = work[i]
             if dist[v] < bound:
                 pending[v] = 0
-                near[n_near] = v
-                n_near += 1
-                if n_near == APPEND:
-                    n_near = flush(near, n_near, queue, queue_len)
+                n_near = append(near, n_near, v, queue, queue_len)
             else:
-                far[n_far] = v
-                n_far += 1
-                if n_far == APPEND:
-                    n_far = flush(far, n_far, keep, keep_len)
+                n_far = append(far, n_far, v, keep, keep_len)
         flush(near, n_near, queue, queue_len)
         flush(far, n_far, keep, keep_len)
 
@@ -68,10 +62,7 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, wo
                 if nd < dist[t]:
                     if nd < atomic_min(dist, t, nd) and t < n_local and pending[t] == 0:
                         if atomic_max(pending, t, 1) == 0:
-                            buf[count] = t
-                            count += 1
-                            if count == APPEND:
-                                count = flush(buf, count, work, work_len)
+                            count = append(buf, count, t, work, work_len)
             lo = stop
             i += 1
         flush(buf, count, work, work_len)
