@@ -92,7 +92,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from .backend import resolve_device
     from .generators import graph_from_spec
-    from .harness import make_algorithm, run
+    from .harness import run
     from .progress import Progress
 
     device = resolve_device(args.device)
@@ -107,7 +107,6 @@ def main(argv=None):
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
                             weighted=args.algorithm == "sssp")
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
-    make_algorithm(args.algorithm, graph, args.source, args.iterations, args.seed)  # checks
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                  gpus=args.gpus, device=args.device, source=args.source,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
