@@ -53,6 +53,7 @@ class Engine:
         t0 = time.perf_counter()
         parts = self.parts
         for part in parts:
+            part.recycle()
             part.state = SimpleNamespace()
             part.boxes.clear()
             part.inboxes.clear()

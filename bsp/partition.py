@@ -7,6 +7,7 @@ owns its own copies of graph, state and boxes, and every transfer to or from it 
 """
 
 import contextlib
+import functools
 import importlib
 import time
 from types import SimpleNamespace
@@ -29,6 +30,13 @@ class DeviceView:
         self.n_local = view.n_local
         self.n_ghosts = view.n_ghosts
         self.host = view
+        self._part = part
+
+    @functools.cached_property
+    def node_gvid(self):
+        """Global id of every local vertex, then of every ghost slot (int64, on the device)."""
+        gvid = np.concatenate([self._part.gvids, self.host.ghost_gvid]).astype(np.int64)
+        return self._part.to_device(gvid, count=False)
 
 
 class Partition:
@@ -50,6 +58,7 @@ class Partition:
         self.h2d_bytes = 0
         self.d2h_bytes = 0
         self.graph_bytes = 0
+        self._free, self._lent = {}, []   # state arrays kept from run to run
 
     def view(self, name):
         if name not in self.views:
@@ -65,7 +74,34 @@ class Partition:
         """A state array for the local vertices plus room for the ghost slots of `views` (the
         largest of them), so that it can carry a Mode's box in its tail."""
         ghosts = max((self.plan.views(v)[self.pid].n_ghosts for v in views), default=0)
-        return self.xp.full(self.n_local + ghosts, fill, dtype=dtype)
+        return self.full(self.n_local + ghosts, fill, dtype)
+
+    def empty(self, n, dtype):
+        """An uninitialised array, reused from the previous run when one of the same size and
+        type was used there (Gunrock's reset instead of reallocation: fresh host memory costs a
+        page fault per 4 KiB at first touch, tens of ms per run on large graphs)."""
+        key = (int(n), np.dtype(dtype).str)
+        free = self._free.get(key)
+        arr = free.pop() if free else self.xp.empty(key[0], dtype=dtype)
+        self._lent.append((key, arr))
+        return arr
+
+    def full(self, n, value, dtype):
+        arr = self.empty(n, dtype)
+        self.kernels("boxes").box_fill(arr, value)
+        return arr
+
+    def arange(self, n):
+        arr = self.empty(n, np.int64)
+        self.kernels("boxes").box_iota(arr)
+        return arr
+
+    def recycle(self):
+        """Make the arrays of the last run available to the next; arrays it did not use go."""
+        self._free = {}
+        for key, arr in self._lent:
+            self._free.setdefault(key, []).append(arr)
+        self._lent = []
 
     def kernels(self, name):
         """The kernel module `name` for this partition's device (kernels_cpu or its twin)."""

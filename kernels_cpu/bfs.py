@@ -6,16 +6,18 @@ State: `level` (int32, UNVISITED = INT32_MAX), n_local entries followed by the g
 UNVISITED, the message identity, each step), in pull steps it holds the remote levels.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
 appends it (if local) to the next queue, through a block-local buffer flushed with one atomic
-reservation per APPEND items. Bottom-up rows are written
-only by their own iteration.
+reservation per APPEND items. Bottom-up rows are written only by their own iteration, and
+bottom-up reads the frontier from a bitmap built in the same call (one word per iteration).
 Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
-(top-down), or blocks of rows with equal edges (bottom-up, row_blocks).
+(top-down), or blocks of rows with equal edges (bottom-up, row_blocks), spread over the threads
+since visited rows cost nothing.
 """
 
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, append, BLOCKS, block_edges, flush, frontier_blocks, kernel, row_blocks
+from .jit import (APPEND, BLOCKS, append, block_edges, flush, frontier_blocks, kernel,
+                  row_blocks, spread)
 
 from .atomics import atomic_add, atomic_min
 
@@ -45,15 +47,29 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
 
 @kernel("n_local")
 def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
+    # the frontier as a bitmap (GAP's bottom-up): n/8 bytes stay in cache where the level array
+    # (4n bytes) would be read at random, one cache miss per edge checked
+    n = level.size
+    bits = np.empty((n + 63) >> 6, dtype=np.int64)
+    for w in prange(bits.size):
+        word = 0
+        for i in range(w << 6, min(n, (w + 1) << 6)):
+            if level[i] == depth:
+                word |= 1 << (i & 63)
+        bits[w] = word
     blocks = row_blocks(indptr, n_local, BLOCKS)
-    for b in prange(blocks.size - 1):
+    nblocks = blocks.size - 1
+    stride = spread(nblocks)
+    for i in prange(nblocks):
+        b = i * stride % nblocks
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
         for v in range(blocks[b], blocks[b + 1]):
             if level[v] != UNVISITED:
                 continue
             for e in range(indptr[v], indptr[v + 1]):
-                if level[indices[e]] == depth:
+                t = indices[e]
+                if (bits[t >> 6] >> (t & 63)) & 1:
                     level[v] = depth + 1
                     count = append(buf, count, v, next_queue, next_len)
                     break

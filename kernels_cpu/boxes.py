@@ -62,6 +62,12 @@ def box_fill(arr, value):
         arr[i] = value
 
 
+@kernel("arr")
+def box_iota(arr):
+    for i in prange(arr.size):
+        arr[i] = i
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def _touched(box, identity):
     n = box.size

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_cas, atomic_max, atomic_min
-from .jit import BLOCKS, kernel, row_blocks
+from .jit import BLOCKS, kernel, row_blocks, spread
 
 SAMPLE = 2
 
@@ -60,7 +60,10 @@ def cc_link_rest(indptr, indices, n_local, comp, skip):
     """Link the edges not sampled; vertices of component `skip` link only their ghost edges
     (the suffix of the row, boundary edges being stored last)."""
     blocks = row_blocks(indptr, n_local, BLOCKS)
-    for b in prange(blocks.size - 1):
+    nblocks = blocks.size - 1
+    stride = spread(nblocks)    # rows of the skipped component cost little
+    for i in prange(nblocks):
+        b = i * stride % nblocks
         for u in range(blocks[b], blocks[b + 1]):
             start, end = indptr[u], indptr[u + 1]
             if comp[u] == skip:
@@ -92,7 +95,9 @@ def cc_frequent(comp, samples, seed):
 def cc_labels(comp, gvid, label):
     """label[root] = smallest global id among the nodes of the root's set."""
     for x in prange(comp.size):
-        atomic_min(label, comp[x], gvid[x])
+        r = comp[x]
+        if gvid[x] < label[r]:      # read first: most nodes share one root, and an atomic on
+            atomic_min(label, r, gvid[x])   # one address from every thread serialises them
 
 
 @kernel("box")

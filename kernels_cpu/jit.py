@@ -69,6 +69,22 @@ def row_blocks(indptr, n, nblocks):
     return bounds
 
 
+@njit(nogil=True, cache=True)
+def spread(nblocks):
+    """A stride coprime with `nblocks` near nblocks / golden ratio: iteration i of a prange over
+    blocks takes block i * stride % nblocks. prange gives each thread a contiguous run of
+    iterations; where a block's cost depends on more than its size (bottom-up BFS skips visited
+    rows, which cluster among the hubs) the stride mixes cheap and dear blocks in every run."""
+    stride = max(1, int(nblocks * 0.618))
+    while True:
+        a, b = stride, nblocks
+        while b:
+            a, b = b, a % b
+        if a == 1:
+            return stride
+        stride += 1
+
+
 APPEND = 512
 
 

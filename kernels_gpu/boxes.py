@@ -38,3 +38,7 @@ def box_positions(pos, idx, offset, out):
 
 def box_fill(arr, value):
     arr.fill(value)
+
+
+def box_iota(arr):
+    arr[:] = cupy.arange(arr.size, dtype=arr.dtype)

@@ -28,18 +28,23 @@ class BC(Algorithm):
             raise ValueError("bc needs at least one source")
 
     def init(self, part):
-        part.state.bc = part.xp.zeros(part.n_local, dtype=np.float64)
+        part.state.bc = part.full(part.n_local, 0.0, np.float64)
         part.state.round = -1
         self.round, self.phase, self.start, self.depth = 0, FORWARD, 0, 0
 
     def _reset(self, part):
         """Fresh per-source state, done lazily by each partition at the first step of a round."""
-        s, xp = part.state, part.xp
-        s.level = xp.full(part.n_local, UNVISITED, dtype=np.int32)
-        s.sigma = xp.zeros(part.n_local, dtype=np.float64)
-        s.delta = xp.zeros(part.n_local, dtype=np.float64)
-        s.queue = Queue(part)
-        s.order = xp.empty(part.n_local, dtype=np.int64)   # vertices in level order
+        s, n, fill = part.state, part.n_local, part.kernels("boxes").box_fill
+        if not hasattr(s, "level"):         # the first round allocates, later ones refill
+            s.level = part.empty(n, np.int32)
+            s.sigma = part.empty(n, np.float64)
+            s.delta = part.empty(n, np.float64)
+            s.queue = Queue(part)
+            s.order = part.empty(n, np.int64)   # vertices in level order
+        fill(s.level, UNVISITED)
+        fill(s.sigma, 0.0)
+        fill(s.delta, 0.0)
+        s.queue.length = 0
         s.level_ptr = [0]                                   # level d: order[ptr[d]:ptr[d+1]]
         s.source_lvid = -1
         lv = owned_lvid(part, self.sources[self.round])

@@ -23,13 +23,12 @@ class CC(Algorithm):
         self.seed = seed
 
     def init(self, part):
-        s, xp, v = part.state, part.xp, part.view("both")
+        s, v = part.state, part.view("both")
         n = v.n_local + v.n_ghosts
-        s.comp = xp.arange(n, dtype=np.int64)
-        s.label = xp.full(n, LABEL.identity, dtype=np.int64)
-        s.changed = xp.zeros(n, dtype=np.int32)
-        s.gvid = part.to_device(np.concatenate([part.gvids, v.host.ghost_gvid]).astype(np.int64),
-                                count=False)   # global id of every node, ghosts included
+        s.comp = part.arange(n)
+        s.label = part.full(n, LABEL.identity, np.int64)
+        s.changed = part.full(n, 0, np.int32)
+        s.gvid = v.node_gvid     # global id of every node, ghosts included
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("cc"), part.state, part.views["both"]

@@ -15,10 +15,10 @@ class Queue:
     through an atomic counter; `swap` makes the next queue current."""
 
     def __init__(self, part):
-        xp = self.xp = part.xp
-        self.items = xp.empty(part.n_local, dtype=np.int64)
-        self.next = xp.empty(part.n_local, dtype=np.int64)
-        self.next_len = xp.zeros(1, dtype=np.int64)
+        self.xp = part.xp
+        self.items = part.empty(part.n_local, np.int64)
+        self.next = part.empty(part.n_local, np.int64)
+        self.next_len = part.full(1, 0, np.int64)
         self.length = 0
 
     def start(self, lvids):

@@ -28,9 +28,9 @@ class PageRank(Algorithm):
         self.damping = damping
 
     def init(self, part):
-        s, xp = part.state, part.xp
+        s = part.state
         n = max(part.n_vertices, 1)
-        s.rank = xp.full(part.n_local, 1.0 / n, dtype=np.float64)
+        s.rank = part.full(part.n_local, 1.0 / n, np.float64)
         s.contrib = part.alloc(np.float32, 0.0, ("in",))
         part.kernels("pagerank").pr_contrib(s.rank, part.out_degree, s.contrib)
 

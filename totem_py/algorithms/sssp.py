@@ -47,15 +47,15 @@ class SSSP(Algorithm):
         if self.delta is None:
             self.delta = default_delta(part.plan.graph, part.run_on_gpus)
         self.bound = self.delta
-        s, xp = part.state, part.xp
+        s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
-        s.pending = xp.zeros(part.n_local, dtype=np.int32)
-        s.queue = xp.empty(part.n_local, dtype=np.int64)
-        s.work = xp.empty(part.n_local, dtype=np.int64)
-        s.work_len = xp.zeros(1, dtype=np.int64)
-        s.keep = xp.empty(part.n_local, dtype=np.int64)
-        s.keep_len = xp.zeros(1, dtype=np.int64)
-        s.queue_len = xp.zeros(1, dtype=np.int64)
+        s.pending = part.full(n, 0, np.int32)
+        s.queue = part.empty(n, np.int64)
+        s.work = part.empty(n, np.int64)
+        s.work_len = part.full(1, 0, np.int64)
+        s.keep = part.empty(n, np.int64)
+        s.keep_len = part.full(1, 0, np.int64)
+        s.queue_len = part.full(1, 0, np.int64)
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.dist[lv] = 0.0
