@@ -3,8 +3,11 @@
 Per superstep the engine runs one Mode of the algorithm on every partition:
 
   push mode:  compute(part, step, mode, box)  -> the kernel writes messages for remote targets into
-              `box` (one slot per ghost, pre-set to the message identity, combined with the
-              message's operator);  exchange  -> every slot reaches the partition owning the
+              `box.values` (an `Outbox`: one slot per ghost, pre-set to the message identity,
+              combined with the message's operator) and, if the mode `records`, appends each
+              slot it moves off the identity to `box.touched` through the counter `box.count`,
+              so that exchanging a few messages costs a few, not one per ghost;
+              exchange  -> every slot reaches the partition owning the
               vertex, combined again across senders into `inbox` (an `Inbox`: `lvid`, `values`,
               only the vertices that received something when few did);
               scatter(part, step, mode, inbox) folds it into local state.
@@ -22,6 +25,7 @@ Kernels see only raw arrays; `part.kernels(name)` gives the module of `kernels_c
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,12 +53,24 @@ class Mode:
     its tail is then the box, so a kernel reads and writes local vertices and ghosts with one
     index and no branch (ghost slot s is element n_local + s, exactly what the view's indices
     hold). Without it the engine allocates a separate box.
+    `records` (push modes): compute lists the slots it writes in the Outbox (see above); without
+    it the engine finds them by scanning the whole box.
     """
     name: str
     view: str          # "out", "in" or "both"
     exchange: str      # "push" (ghost -> owner, combined) or "pull" (owner -> ghost, copied)
     message: Message
     state: str = None
+    records: bool = False
+
+
+class Outbox(NamedTuple):
+    """A push mode's box: `values` (one slot per ghost) and, for modes that record, the slots
+    moved off the identity this superstep: touched[:count[0]] (count is a one-element array on
+    the partition's device, bumped atomically by the kernel)."""
+    values: object
+    touched: object
+    count: object
 
 
 @dataclass

@@ -15,6 +15,9 @@ import time
 from types import SimpleNamespace
 
 
+import numpy as np
+
+from .api import Outbox
 from .exchange import exchange_pull, exchange_push
 from .partition import make_partition
 
@@ -55,6 +58,8 @@ class Engine:
         for part in parts:
             part.recycle()
             part.state = SimpleNamespace()
+            part.clean_box = None
+            part.outboxes.clear()
             part.boxes.clear()
             part.inboxes.clear()
             with part.context():
@@ -77,8 +82,10 @@ class Engine:
                     explored += frontier[1]   # the edges this top-down step checks
             else:
                 mode = algorithm.mode(step)
+            t_step = time.perf_counter()
             record = self._superstep(algorithm, mode, step)
             votes = [self._call(algorithm.vote, p, step) for p in parts]
+            record["wall_s"] = time.perf_counter() - t_step
             active = sum(v.active for v in votes)
             edges = sum(v.edges for v in votes)
             record["active_vertices"] = int(active)
@@ -122,10 +129,6 @@ class Engine:
             exchange_s = time.perf_counter() - t0
             compute_s = self._compute(algorithm, mode, step)
         else:
-            identity = mode.message.dtype.type(mode.message.identity)
-            for p in parts:
-                with p.context():
-                    p.boxes[mode.name].fill(identity)
             compute_s = self._compute(algorithm, mode, step)
             t1 = time.perf_counter()
             messages = exchange_push(parts, host_views, mode, self._inboxes)
@@ -141,15 +144,33 @@ class Engine:
 
     @staticmethod
     def _place_box(part, mode):
-        """The mode's box: the tail of its state array, or an array of its own."""
+        """The mode's box: the tail of its state array, or an array of its own. A push box
+        starts at the identity: the exchange resets what it sent, so only the first push step
+        after another mode (or run) fills it."""
         n = part.views[mode.view].n_ghosts
-        if mode.state is not None:
-            arr = getattr(part.state, mode.state)
-            part.boxes[mode.name] = arr[part.n_local:part.n_local + n]
-            return
         box = part.boxes.get(mode.name)
-        if box is None or box.dtype != mode.message.dtype or box.size != n:
-            part.boxes[mode.name] = part.xp.empty(n, dtype=mode.message.dtype)
+        if mode.state is not None:
+            box = getattr(part.state, mode.state)[part.n_local:part.n_local + n]
+        elif box is None or box.dtype != mode.message.dtype or box.size != n:
+            box = part.empty(n, mode.message.dtype)
+        part.boxes[mode.name] = box
+        if mode.exchange == "pull":
+            part.clean_box = None
+            return
+        outbox = part.outboxes.get(mode.name)
+        if outbox is None or outbox.touched.size != n:
+            outbox = Outbox(box, part.empty(n, np.int64), part.empty(1, np.int64))
+        part.outboxes[mode.name] = outbox = outbox._replace(values=box)
+        if part.clean_box != mode.name:
+            k = part.kernels("boxes")
+            k.box_fill(box, mode.message.dtype.type(mode.message.identity))
+            k.box_fill(outbox.count, 0)
+            part.clean_box = mode.name
+
+    @staticmethod
+    def _box(part, mode):
+        """What compute gets: the Outbox of a push mode, the ghost values of a pull mode."""
+        return part.outboxes[mode.name] if mode.exchange == "push" else part.boxes[mode.name]
 
     @staticmethod
     def _call(callback, part, *args):
@@ -164,11 +185,11 @@ class Engine:
         for p in gpus:
             with p.context():
                 p.start_timer()
-                algorithm.compute(p, step, mode, p.boxes.get(mode.name))
+                algorithm.compute(p, step, mode, self._box(p, mode))
                 p.stop_timer()
         for p in self.parts:
             if p.device != "gpu":
-                _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, p.boxes.get(mode.name))
+                _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, self._box(p, mode))
         for p in gpus:
             times[p.pid] = p.elapsed()
         return times

@@ -4,6 +4,9 @@ Push: each partition's box holds one slot per ghost, grouped by owner. Only the 
 when few are touched (index + value pairs), otherwise the whole box; the owner folds every peer's
 slots into one inbox entry per boundary vertex with the message's combine operator. (TOTEM always
 copied whole boxes; its paper names that as a limitation for frontier algorithms such as BFS.)
+Boxes and inboxes stay at the identity between supersteps and only what was written is reset, so
+with recording modes (the kernels list the slots they touch) a superstep that sends k messages
+costs O(k), not O(ghosts).
 Pull: each owner's boundary values are copied into the ghost slots of every reader.
 
 Copies between a GPU (or emulated GPU) partition and the host go through `to_host`/`to_device`, so
@@ -18,6 +21,7 @@ import numpy as np
 from kernels_cpu import boxes as _boxes
 
 INDEX_BYTES = 8
+SORT_BELOW = 32      # sort a recorded touched list shorter than 1/32 of the box, else scan
 
 
 class Inbox(NamedTuple):
@@ -36,55 +40,99 @@ def _sparse_pays(n_touched, n_total, itemsize):
     return n_touched * (INDEX_BYTES + itemsize) < n_total * itemsize
 
 
-def _pack(part, box, identity):
-    """The box on the host as (indices or None, values): sparse when that is fewer bytes."""
+def _pack(part, mode, outbox, identity):
+    """The box on the host as (indices or None, values, messages, device indices or None):
+    sparse when that is fewer bytes. Recording modes list their touched slots; for the others
+    the box is scanned."""
     k = part.kernels("boxes")
-    touched = k.box_touched(box, identity)
-    n = int(touched.size)
-    if _sparse_pays(n, box.size, box.dtype.itemsize):
+    box = outbox.values
+    n = int(outbox.count[0]) if mode.records else box.size
+    if n * SORT_BELOW < box.size:
+        touched = k.box_sort(outbox.touched[:n])
+    else:       # many: a scan of the box finds them in order faster than a sort
+        touched = k.box_touched(box, identity)
+        n = int(touched.size)
+    if touched is not None and _sparse_pays(n, box.size, box.dtype.itemsize):
         vals = part.xp.empty(n, dtype=box.dtype)
         k.box_gather(box, touched, vals)
-        return part.to_host(touched), part.to_host(vals), n
-    return None, part.to_host(box), n
+        return part.to_host(touched), part.to_host(vals), n, touched
+    return None, part.to_host(box), n, None
+
+
+def _reset(part, outbox, touched, identity):
+    """Put the box back to the identity after the exchange: the slots sent, or all of it."""
+    k = part.kernels("boxes")
+    if touched is None:
+        k.box_fill(outbox.values, identity)
+    else:
+        k.box_set(outbox.values, touched, identity)
+    k.box_fill(outbox.count, 0)
+
+
+class _HostInbox:
+    """A host inbox kept at the identity between supersteps: after a sparse delivery only the
+    positions that were written are reset."""
+
+    def __init__(self, size, dtype, identity):
+        self.values = np.empty(size, dtype=dtype)
+        _boxes.box_fill(self.values, identity)
+        self.dirty = False      # delivered whole: reset before the next use
+        self.dense = False      # a peer sent its whole box this superstep
+        self.first = []         # positions written first this superstep, per sparse peer
 
 
 def _inbox(buffers, key, size, dtype, identity):
-    """A reused host inbox, reset to the identity."""
     buf = buffers.get(key)
-    if buf is None or buf.size != size or buf.dtype != dtype:
-        buf = buffers[key] = np.empty(size, dtype=dtype)
-    _boxes.box_fill(buf, identity)
+    if buf is None or buf.values.size != size or buf.values.dtype != dtype:
+        buf = buffers[key] = _HostInbox(size, dtype, identity)
+    elif buf.dirty:
+        _boxes.box_fill(buf.values, identity)
+    buf.dirty = buf.dense = False
+    buf.first = []
     return buf
 
 
 def exchange_push(parts, host_views, mode, buffers):
-    """Fold every partition's box into the owners' inboxes; returns the number of messages.
-    `buffers` keeps the host inboxes between supersteps."""
+    """Fold every partition's box into the owners' inboxes and reset the boxes to the
+    identity; returns the number of messages. `buffers` keeps the host inboxes between
+    supersteps."""
     msg = mode.message
     combine = _boxes.COMBINE[msg.combine]
     identity = msg.dtype.type(msg.identity)
     inboxes = [_inbox(buffers, (mode.name, v_pid), v.boundary_lvid.size, msg.dtype, identity)
                for v_pid, v in enumerate(host_views)]
     messages = 0
+    sent = []
     for p in parts:
         view = host_views[p.pid]
         if view.n_ghosts == 0:
             continue
+        outbox = p.outboxes[mode.name]
         with p.context():
-            idx, vals, n = _pack(p, p.boxes[mode.name], identity)
+            idx, vals, n, touched = _pack(p, mode, outbox, identity)
+        sent.append((p, outbox, touched))
         messages += n
         for q in range(len(parts)):
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
             if a == b:
                 continue
+            inbox = inboxes[q]
             pos = host_views[q].peer_pos[p.pid]
             if idx is None:
-                combine(inboxes[q], pos, vals[a:b])
-            else:
-                lo, hi = np.searchsorted(idx, (a, b))
-                at = np.empty(hi - lo, dtype=np.int64)
-                _boxes.box_positions(pos, idx[lo:hi], a, at)
-                combine(inboxes[q], at, vals[lo:hi])
+                combine(inbox.values, pos, vals[a:b])
+                inbox.dense = True
+                continue
+            lo, hi = np.searchsorted(idx, (a, b))
+            if lo == hi:
+                continue
+            at = np.empty(hi - lo, dtype=np.int64)
+            _boxes.box_positions(pos, idx[lo:hi], a, at)
+            if not inbox.dense:
+                inbox.first.append(_boxes.box_first(inbox.values, at, identity))
+            combine(inbox.values, at, vals[lo:hi])
+    for p, outbox, touched in sent:
+        with p.context():
+            _reset(p, outbox, touched, identity)
     for q in parts:
         with q.context():
             q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
@@ -93,16 +141,21 @@ def exchange_push(parts, host_views, mode, buffers):
 
 
 def _deliver(part, view, inbox, identity, view_name):
-    """Put a host inbox on the partition's device: only the touched entries (with their local
-    ids) when few are touched, else the whole inbox beside the boundary list."""
-    touched = _boxes.box_touched(inbox, identity)
-    if _sparse_pays(touched.size, inbox.size, inbox.dtype.itemsize):
-        lvid = np.empty(touched.size, dtype=np.int64)
-        vals = np.empty(touched.size, dtype=inbox.dtype)
-        _boxes.box_gather(view.boundary_lvid, touched, lvid)
-        _boxes.box_gather(inbox, touched, vals)
+    """Put a host inbox on the partition's device: only the written entries (with their local
+    ids) when few are written, else the whole inbox beside the boundary list."""
+    if inbox.dense:
+        written = _boxes.box_touched(inbox.values, identity)
+    else:
+        written = np.concatenate(inbox.first) if inbox.first else np.empty(0, dtype=np.int64)
+    if _sparse_pays(written.size, inbox.values.size, inbox.values.dtype.itemsize):
+        lvid = np.empty(written.size, dtype=np.int64)
+        vals = np.empty(written.size, dtype=inbox.values.dtype)
+        _boxes.box_gather(view.boundary_lvid, written, lvid)
+        _boxes.box_gather(inbox.values, written, vals)
+        _boxes.box_set(inbox.values, written, identity)
         return Inbox(part.to_device(lvid), part.to_device(vals))
-    return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox))
+    inbox.dirty = True      # the device copy (or, on the CPU, the buffer itself) is in use
+    return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox.values))
 
 
 def exchange_pull(parts, host_views, mode, values):

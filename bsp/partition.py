@@ -54,7 +54,8 @@ class Partition:
         self.out_degree = self.to_device(plan.graph.out_degree[self.gvids], count=False)
         self.views = {}
         self.state = SimpleNamespace()
-        self.boxes, self.inboxes = {}, {}
+        self.boxes, self.inboxes, self.outboxes = {}, {}, {}
+        self.clean_box = None       # the push mode whose box holds only the identity
         self.h2d_bytes = 0
         self.d2h_bytes = 0
         self.graph_bytes = 0

@@ -22,11 +22,13 @@ from .bfs import UNVISITED
 
 @kernel("qlen", serial_below=64)
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
-               next_len):
+               next_len, touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
+        sent = np.empty(APPEND, dtype=np.int64)
         count = 0
+        n_sent = 0
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
             v = queue[i]
@@ -41,11 +43,12 @@ def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, 
                         if atomic_min(level, t, depth + 1) == UNVISITED:
                             count = append(buf, count, t, next_queue, next_len)
                         atomic_add(sigma, t, sv)
-                else:
-                    atomic_add(box, t - n_local, sv)
+                elif atomic_add(box, t - n_local, sv) == 0.0:     # sigma > 0: a first message
+                    n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
             lo = stop
             i += 1
         flush(buf, count, next_queue, next_len)
+        flush(sent, n_sent, touched, touched_len)
 
 
 @kernel("inbox")

@@ -5,7 +5,7 @@ State: `level` (int32, UNVISITED = INT32_MAX), n_local entries followed by the g
 `level[t]` serves local and remote targets alike: in push steps the tail is the outbox (reset to
 UNVISITED, the message identity, each step), in pull steps it holds the remote levels.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
-appends it (if local) to the next queue, through a block-local buffer flushed with one atomic
+appends it to the next queue (local) or to the outbox's touched list (ghost), through a block-local buffer flushed with one atomic
 reservation per APPEND items. Bottom-up rows are written only by their own iteration, and
 bottom-up reads the frontier from a bitmap built in the same call (one word per iteration).
 Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
@@ -25,11 +25,14 @@ UNVISITED = np.iinfo(np.int32).max
 
 
 @kernel("qlen", serial_below=64)
-def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len):
+def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len,
+             touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
+        sent = np.empty(APPEND, dtype=np.int64)
         count = 0
+        n_sent = 0
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
             v = queue[i]
@@ -38,11 +41,15 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
             for e in range(first + lo, first + stop):
                 t = indices[e]
                 if level[t] == UNVISITED:
-                    if atomic_min(level, t, depth + 1) == UNVISITED and t < n_local:
-                        count = append(buf, count, t, next_queue, next_len)
+                    if atomic_min(level, t, depth + 1) == UNVISITED:
+                        if t < n_local:
+                            count = append(buf, count, t, next_queue, next_len)
+                        else:
+                            n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
             lo = stop
             i += 1
         flush(buf, count, next_queue, next_len)
+        flush(sent, n_sent, touched, touched_len)
 
 
 @kernel("n_local")

@@ -62,6 +62,32 @@ def box_fill(arr, value):
         arr[i] = value
 
 
+@kernel("idx")
+def box_set(arr, idx, value):
+    for i in prange(idx.size):
+        arr[idx[i]] = value
+
+
+def box_sort(idx):
+    return np.sort(idx)
+
+
+@kernel("pos")
+def _at_identity(inbox, pos, identity, flags):
+    for i in prange(pos.size):
+        flags[i] = inbox[pos[i]] == identity
+
+
+def box_first(inbox, pos, identity):
+    """The positions among `pos` whose inbox entry still holds the identity."""
+    flags = np.empty(pos.size, dtype=np.uint8)
+    _at_identity(inbox, pos, identity, flags)
+    sel = box_touched(flags, 0)
+    out = np.empty(sel.size, dtype=np.int64)
+    box_gather(pos, sel, out)
+    return out
+
+
 @kernel("arr")
 def box_iota(arr):
     for i in prange(arr.size):

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_cas, atomic_max, atomic_min
-from .jit import BLOCKS, kernel, row_blocks, spread
+from .jit import APPEND, BLOCKS, append, flush, kernel, row_blocks, spread
 
 SAMPLE = 2
 
@@ -101,12 +101,18 @@ def cc_labels(comp, gvid, label):
 
 
 @kernel("box")
-def cc_publish(comp, label, n_local, changed, box, everything):
+def cc_publish(comp, label, n_local, changed, box, everything, touched, touched_len):
     """Send the label of every ghost's set whose label changed (or all of them)."""
-    for g in prange(box.size):
-        r = comp[n_local + g]
-        if everything or changed[r]:
-            box[g] = label[r]
+    nblocks = min(box.size, BLOCKS)
+    for b in prange(nblocks):
+        sent = np.empty(APPEND, dtype=np.int64)
+        n_sent = 0
+        for g in range(b * box.size // nblocks, (b + 1) * box.size // nblocks):
+            r = comp[n_local + g]
+            if everything or changed[r]:
+                box[g] = label[r]
+                n_sent = append(sent, n_sent, g, touched, touched_len)
+        flush(sent, n_sent, touched, touched_len)
 
 
 @kernel("inbox")

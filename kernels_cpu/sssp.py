@@ -45,11 +45,14 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
 
 
 @kernel("qlen", serial_below=64)
-def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
+def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len,
+               touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)
     for b in prange(nblocks):
         buf = np.empty(APPEND, dtype=np.int64)
+        sent = np.empty(APPEND, dtype=np.int64)
         count = 0
+        n_sent = 0
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
             v = queue[i]
@@ -60,12 +63,17 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, wo
                 t = indices[e]
                 nd = dv + weights[e]
                 if nd < dist[t]:
-                    if nd < atomic_min(dist, t, nd) and t < n_local and pending[t] == 0:
-                        if atomic_max(pending, t, 1) == 0:
+                    old = atomic_min(dist, t, nd)
+                    if nd < old:
+                        if t >= n_local:
+                            if old == np.inf:       # the ghost slot's first message
+                                n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
+                        elif pending[t] == 0 and atomic_max(pending, t, 1) == 0:
                             count = append(buf, count, t, work, work_len)
             lo = stop
             i += 1
         flush(buf, count, work, work_len)
+        flush(sent, n_sent, touched, touched_len)
 
 
 @kernel("inbox")

@@ -13,7 +13,8 @@ SOURCE = r"""
 template <typename I>
 __global__ void totem_bc_forward(const i64* indptr, const I* indices, i64 n_local, int* level,
                                  double* sigma, double* box, const i64* queue, i64 qlen,
-                                 int depth, i64* next_queue, i64* next_len) {
+                                 int depth, i64* next_queue, i64* next_len, i64* touched,
+                                 i64* touched_len) {
     i64 w = global_thread() / 32;
     int lane = threadIdx.x & 31;
     if (w >= qlen) return;
@@ -28,8 +29,8 @@ __global__ void totem_bc_forward(const i64* indptr, const I* indices, i64 n_loca
                     next_queue[atomicAdd((u64*)next_len, 1ULL)] = t;
                 atomicAdd(&sigma[t], sv);
             }
-        } else {
-            atomicAdd(&box[t - n_local], sv);
+        } else if (atomicAdd(&box[t - n_local], sv) == 0.0) {   // sigma > 0: a first message
+            touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
         }
     }
 }
@@ -84,10 +85,10 @@ __global__ void totem_bc_backward(const i64* indptr, const I* indices, i64 n_loc
 
 
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
-               next_len):
+               next_len, touched, touched_len):
     launch(function(SOURCE, "totem_bc_forward", indices.dtype), qlen * WARP,
            (indptr, indices, i64(n_local), level, sigma, box, queue, i64(qlen), np.int32(depth),
-            next_queue, next_len))
+            next_queue, next_len, touched, touched_len))
 
 
 def bc_forward_scatter(inbox, lvids, level, sigma, depth, next_queue, next_len):

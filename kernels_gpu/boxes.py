@@ -42,3 +42,16 @@ def box_fill(arr, value):
 
 def box_iota(arr):
     arr[:] = cupy.arange(arr.size, dtype=arr.dtype)
+
+
+def box_set(arr, idx, value):
+    arr[idx] = value
+
+
+def box_sort(idx):
+    return cupy.sort(idx)
+
+
+def box_first(inbox, pos, identity):
+    """The positions among `pos` whose inbox entry still holds the identity."""
+    return pos[inbox[pos] == identity]

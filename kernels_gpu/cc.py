@@ -62,11 +62,15 @@ __global__ void totem_cc_labels(const i64* comp, const i64* gvid, i64* label, i6
 }
 
 __global__ void totem_cc_publish(const i64* comp, const i64* label, i64 n_local,
-                                 const int* changed, i64* box, i64 n, int everything) {
+                                 const int* changed, i64* box, i64 n, int everything,
+                                 i64* touched, i64* touched_len) {
     i64 g = global_thread();
     if (g >= n) return;
     i64 r = comp[n_local + g];
-    if (everything || changed[r]) box[g] = label[r];
+    if (everything || changed[r]) {
+        box[g] = label[r];
+        touched[atomicAdd((u64*)touched_len, 1ULL)] = g;
+    }
 }
 
 __global__ void totem_cc_scatter(const i64* inbox, const i64* lvids, i64 n, const i64* comp,
@@ -110,9 +114,10 @@ def cc_labels(comp, gvid, label):
     launch(function(SOURCE, "totem_cc_labels"), comp.size, (comp, gvid, label, i64(comp.size)))
 
 
-def cc_publish(comp, label, n_local, changed, box, everything):
+def cc_publish(comp, label, n_local, changed, box, everything, touched, touched_len):
     launch(function(SOURCE, "totem_cc_publish"), box.size,
-           (comp, label, i64(n_local), changed, box, i64(box.size), np.int32(bool(everything))))
+           (comp, label, i64(n_local), changed, box, i64(box.size), np.int32(bool(everything)),
+            touched, touched_len))
 
 
 def cc_scatter(inbox, lvids, comp, label, changed):

@@ -29,7 +29,8 @@ __global__ void totem_sssp_split(const double* dist, int* pending, const i64* wo
 template <typename I>
 __global__ void totem_sssp_relax(const i64* indptr, const I* indices, const double* weights,
                                  i64 n_local, double* dist, const i64* queue, i64 qlen,
-                                 int* pending, i64* work, i64* work_len) {
+                                 int* pending, i64* work, i64* work_len, i64* touched,
+                                 i64* touched_len) {
     i64 w = global_thread() / 32;
     int lane = threadIdx.x & 31;
     if (w >= qlen) return;
@@ -38,9 +39,14 @@ __global__ void totem_sssp_relax(const i64* indptr, const I* indices, const doub
     for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
         i64 t = indices[e];
         double nd = dv + weights[e];
-        if (nd < dist[t] && nd < atomic_min_nonneg(&dist[t], nd) && t < n_local
-                && pending[t] == 0 && atomicMax(&pending[t], 1) == 0)
+        if (nd >= dist[t]) continue;
+        double old = atomic_min_nonneg(&dist[t], nd);
+        if (nd >= old) continue;
+        if (t >= n_local) {
+            if (isinf(old)) touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
+        } else if (pending[t] == 0 && atomicMax(&pending[t], 1) == 0) {
             work[atomicAdd((u64*)work_len, 1ULL)] = t;
+        }
     }
 }
 
@@ -65,10 +71,11 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
            (dist, pending, work, i64(n), np.float64(bound), queue, queue_len, keep, keep_len))
 
 
-def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len):
+def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len,
+               touched, touched_len):
     k = function(SOURCE, "totem_sssp_relax", indices.dtype)
     launch(k, qlen * WARP, (indptr, indices, weights, i64(n_local), dist, queue, i64(qlen),
-                            pending, work, work_len))
+                            pending, work, work_len, touched, touched_len))
 
 
 def sssp_scatter(inbox, lvids, dist, pending, work, work_len):

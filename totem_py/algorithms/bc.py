@@ -14,7 +14,7 @@ from kernels_cpu.bfs import UNVISITED
 from .common import Queue, collect, owned_lvid
 
 SIGMA = Message(np.float64, "sum", 0.0)
-FORWARD = Mode("forward", "out", "push", SIGMA)
+FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
 BACKWARD = Mode("backward", "out", "pull", SIGMA)
 
 
@@ -66,8 +66,8 @@ class BC(Algorithm):
         k, s, v = part.kernels("bc"), part.state, part.views["out"]
         if mode is FORWARD:
             q = s.queue
-            k.bc_forward(v.indptr, v.indices, v.n_local, s.level, s.sigma, box, q.items, q.length,
-                         self.depth, q.next, q.next_len)
+            k.bc_forward(v.indptr, v.indices, v.n_local, s.level, s.sigma, box.values, q.items,
+                         q.length, self.depth, q.next, q.next_len, box.touched, box.count)
         else:
             ptr = s.level_ptr
             vertices = s.order[ptr[self.depth]:ptr[self.depth + 1]]

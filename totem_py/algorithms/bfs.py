@@ -18,7 +18,7 @@ LEVEL = Message(np.int32, "min", UNVISITED)
 
 class BFS(Algorithm):
     name = "bfs"
-    modes = (Mode("push", "out", "push", LEVEL, state="level"),
+    modes = (Mode("push", "out", "push", LEVEL, state="level", records=True),
              Mode("pull", "in", "pull", LEVEL, state="level"))
     direction_optimizing = True
 
@@ -39,7 +39,7 @@ class BFS(Algorithm):
         q = s.queue
         if mode.name == "push":
             k.bfs_push(v.indptr, v.indices, v.n_local, s.level, q.items, q.length, step,
-                       q.next, q.next_len)
+                       q.next, q.next_len, box.touched, box.count)
         else:
             k.bfs_pull(v.indptr, v.indices, v.n_local, s.level, step, q.next, q.next_len)
 

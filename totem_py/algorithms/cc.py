@@ -17,7 +17,7 @@ LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
 
 class CC(Algorithm):
     name = "cc"
-    modes = (Mode("push", "both", "push", LABEL),)
+    modes = (Mode("push", "both", "push", LABEL, records=True),)
 
     def __init__(self, seed=0):
         self.seed = seed
@@ -40,7 +40,8 @@ class CC(Algorithm):
             k.cc_link_rest(v.indptr, v.indices, v.n_local, s.comp, giant)
             k.cc_compress(s.comp)
             k.cc_labels(s.comp, s.gvid, s.label)
-        k.cc_publish(s.comp, s.label, v.n_local, s.changed, box, step == 0)
+        k.cc_publish(s.comp, s.label, v.n_local, s.changed, box.values, step == 0, box.touched,
+                     box.count)
         s.changed.fill(0)
 
     def scatter(self, part, step, mode, inbox):

@@ -36,7 +36,7 @@ def default_delta(graph, gpus=False):
 
 class SSSP(Algorithm):
     name = "sssp"
-    modes = (Mode("push", "out", "push", DIST, state="dist"),)
+    modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
     needs_weights = True
 
     def __init__(self, source, delta=None):
@@ -69,7 +69,7 @@ class SSSP(Algorithm):
         qlen = int(s.queue_len[0])
         s.work, s.keep, s.work_len, s.keep_len = s.keep, s.work, s.keep_len, s.work_len
         k.sssp_relax(v.indptr, v.indices, v.weights, v.n_local, s.dist, s.queue, qlen, s.pending,
-                     s.work, s.work_len)
+                     s.work, s.work_len, box.touched, box.count)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
