@@ -20,7 +20,7 @@ from .atomics import atomic_add, atomic_min
 from .bfs import UNVISITED
 
 
-@kernel("qlen", serial_below=64)
+@kernel("qlen", serial_below=64, frontier=("indptr", "queue"))
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
                next_len, touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)

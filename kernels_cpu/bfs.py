@@ -24,7 +24,7 @@ from .atomics import atomic_add, atomic_min
 UNVISITED = np.iinfo(np.int32).max
 
 
-@kernel("qlen", serial_below=64)
+@kernel("qlen", serial_below=64, frontier=("indptr", "queue"))
 def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len,
              touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)

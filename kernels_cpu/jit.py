@@ -24,11 +24,15 @@ def _renamed(fn, suffix):
     return copy
 
 
-def kernel(size, serial_below=4096, counter=False):
+def kernel(size, serial_below=4096, counter=False, frontier=None):
     """Decorate a kernel; `size` names the argument that measures its work: an int or an array
-    whose length counts, or with `counter` a one-element array whose value counts."""
+    whose length counts, or with `counter` a one-element array whose value counts. `frontier`
+    names the (indptr, queue) arguments of a kernel that walks the edges of a queue of `size`
+    vertices: a short queue then still runs in parallel when its edges are many (hubs)."""
     def wrap(fn):
-        index = list(inspect.signature(fn).parameters).index(size)
+        names = list(inspect.signature(fn).parameters)
+        index = names.index(size)
+        walk = None if frontier is None else [names.index(a) for a in frontier]
         parallel = njit(parallel=True, nogil=True, cache=True)(fn)
         serial = njit(nogil=True, cache=True)(_renamed(fn, "_serial"))
 
@@ -36,13 +40,25 @@ def kernel(size, serial_below=4096, counter=False):
         def call(*args):
             n = args[index]
             n = int(n[0]) if counter else n if isinstance(n, int) else len(n)
-            return (parallel if n >= serial_below else serial)(*args)
+            many = n >= serial_below or (
+                walk is not None and queue_edges(args[walk[0]], args[walk[1]], n) >= SERIAL_EDGES)
+            return (parallel if many else serial)(*args)
         call.parallel, call.serial = parallel, serial
         return call
     return wrap
 
 
 BLOCKS = 256
+SERIAL_EDGES = 4096     # a short frontier with more edges than this runs in parallel
+
+
+@njit(nogil=True, cache=True)
+def queue_edges(indptr, queue, qlen):
+    """Edges of queue[:qlen] (called for short queues only)."""
+    edges = 0
+    for i in range(qlen):
+        edges += indptr[queue[i] + 1] - indptr[queue[i]]
+    return edges
 
 
 @njit(nogil=True, cache=True)

@@ -44,7 +44,7 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
         flush(far, n_far, keep, keep_len)
 
 
-@kernel("qlen", serial_below=64)
+@kernel("qlen", serial_below=64, frontier=("indptr", "queue"))
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len,
                touched, touched_len):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)

@@ -25,6 +25,37 @@ __device__ __forceinline__ double warp_sum(double x) {
     for (int o = 16; o > 0; o >>= 1) x += __shfl_down_sync(0xffffffffu, x, o);
     return x;
 }
+// Load-balanced frontier expansion (Gunrock's LB advance): the frontier's edges are numbered
+// 0..total-1 in queue order, offs being the exclusive scan of the frontier's degrees, and each
+// thread takes one edge, so a hub's edges spread over as many threads as it has edges and a
+// degree-1 vertex costs one thread. Thread 0 of a block finds the frontier items its block's
+// edges span; each thread then searches that short, cached range.
+__device__ __forceinline__ i64 lb_find(const i64* offs, i64 lo, i64 hi, i64 k) {
+    while (hi - lo > 1) {      // the last i in [lo, hi) with offs[i] <= k
+        i64 mid = (lo + hi) >> 1;
+        if (offs[mid] <= k) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+// every thread of the block must call this (it synchronises the block)
+__device__ __forceinline__ bool lb_edge(const i64* indptr, const i64* queue, const i64* offs,
+                                        i64 qlen, i64* v, i64* e) {
+    __shared__ i64 span[2];
+    i64 total = offs[qlen];
+    i64 k0 = (i64)blockIdx.x * blockDim.x;
+    if (threadIdx.x == 0) {
+        span[0] = lb_find(offs, 0, qlen, k0);
+        i64 k1 = min(k0 + (i64)blockDim.x, total) - 1;
+        span[1] = lb_find(offs, span[0], qlen, k1) + 1;
+    }
+    __syncthreads();
+    i64 k = k0 + threadIdx.x;
+    if (k >= total) return false;
+    i64 i = lb_find(offs, span[0], span[1], k);
+    *v = queue[i];
+    *e = indptr[*v] + (k - offs[i]);
+    return true;
+}
 // dist >= 0 everywhere, so the bit patterns of doubles order like 64-bit integers
 __device__ __forceinline__ double atomic_min_nonneg(double* a, double v) {
     return __longlong_as_double(atomicMin((i64*)a, __double_as_longlong(v)));

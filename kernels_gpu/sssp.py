@@ -1,6 +1,6 @@
 """SSSP kernels, CUDA twins of kernels_cpu/sssp.py (same names, arguments and state).
 
-sssp_relax: one warp per frontier vertex, lanes stride over its edges; distances drop through a
+sssp_relax: one thread per frontier edge (load-balanced, lb_edge in _cuda.py); distances drop through a
 64-bit atomicMin on the bit patterns (non-negative doubles order like integers); the lowering
 writer claims the pending flag with atomicMax and appends the vertex. sssp_split: one thread per
 work-list entry, near entries to the queue and far ones to `keep` through atomic counters (the
@@ -9,7 +9,8 @@ order within each is not kept: no result depends on it). sssp_vote: a CuPy reduc
 
 import numpy as np
 
-from ._cuda import WARP, function, i64, launch
+from ._cuda import function, i64, launch
+from .frontier import frontier_offsets
 
 SOURCE = r"""
 __global__ void totem_sssp_split(const double* dist, int* pending, const i64* work, i64 n,
@@ -28,25 +29,20 @@ __global__ void totem_sssp_split(const double* dist, int* pending, const i64* wo
 
 template <typename I>
 __global__ void totem_sssp_relax(const i64* indptr, const I* indices, const double* weights,
-                                 i64 n_local, double* dist, const i64* queue, i64 qlen,
-                                 int* pending, i64* work, i64* work_len, i64* touched,
+                                 i64 n_local, double* dist, const i64* queue, const i64* offs,
+                                 i64 qlen, int* pending, i64* work, i64* work_len, i64* touched,
                                  i64* touched_len) {
-    i64 w = global_thread() / 32;
-    int lane = threadIdx.x & 31;
-    if (w >= qlen) return;
-    i64 v = queue[w];
-    double dv = dist[v];
-    for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
-        i64 t = indices[e];
-        double nd = dv + weights[e];
-        if (nd >= dist[t]) continue;
-        double old = atomic_min_nonneg(&dist[t], nd);
-        if (nd >= old) continue;
-        if (t >= n_local) {
-            if (isinf(old)) touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
-        } else if (pending[t] == 0 && atomicMax(&pending[t], 1) == 0) {
-            work[atomicAdd((u64*)work_len, 1ULL)] = t;
-        }
+    i64 v, e;
+    if (!lb_edge(indptr, queue, offs, qlen, &v, &e)) return;
+    i64 t = indices[e];
+    double nd = dist[v] + weights[e];
+    if (nd >= dist[t]) return;
+    double old = atomic_min_nonneg(&dist[t], nd);
+    if (nd >= old) return;
+    if (t >= n_local) {
+        if (isinf(old)) touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
+    } else if (pending[t] == 0 && atomicMax(&pending[t], 1) == 0) {
+        work[atomicAdd((u64*)work_len, 1ULL)] = t;
     }
 }
 
@@ -73,9 +69,10 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
 
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len,
                touched, touched_len):
+    offs, total = frontier_offsets(indptr, queue, qlen)
     k = function(SOURCE, "totem_sssp_relax", indices.dtype)
-    launch(k, qlen * WARP, (indptr, indices, weights, i64(n_local), dist, queue, i64(qlen),
-                            pending, work, work_len, touched, touched_len))
+    launch(k, total, (indptr, indices, weights, i64(n_local), dist, queue, offs, i64(qlen),
+                      pending, work, work_len, touched, touched_len))
 
 
 def sssp_scatter(inbox, lvids, dist, pending, work, work_len):
