@@ -22,6 +22,7 @@ from kernels_cpu import boxes as _boxes
 
 INDEX_BYTES = 8
 SORT_BELOW = 32      # sort a recorded touched list shorter than 1/32 of the box, else scan
+_NONE = np.empty(0, dtype=np.int64)
 
 
 class Inbox(NamedTuple):
@@ -36,6 +37,9 @@ class Inbox(NamedTuple):
         return len(self.values)
 
 
+_EMPTY = Inbox(None, np.empty(0))   # nothing arrived (the engine skips scatter)
+
+
 def _sparse_pays(n_touched, n_total, itemsize):
     return n_touched * (INDEX_BYTES + itemsize) < n_total * itemsize
 
@@ -47,6 +51,8 @@ def _pack(part, mode, outbox, identity):
     k = part.kernels("boxes")
     box = outbox.values
     n = int(outbox.count[0]) if mode.records else box.size
+    if n == 0:
+        return _NONE, _NONE.astype(box.dtype), 0, None
     if n * SORT_BELOW < box.size:
         touched = k.box_sort(outbox.touched[:n])
     else:       # many: a scan of the box finds them in order faster than a sort
@@ -59,8 +65,10 @@ def _pack(part, mode, outbox, identity):
     return None, part.to_host(box), n, None
 
 
-def _reset(part, outbox, touched, identity):
+def _reset(part, outbox, n, touched, identity):
     """Put the box back to the identity after the exchange: the slots sent, or all of it."""
+    if n == 0:
+        return
     k = part.kernels("boxes")
     if touched is None:
         k.box_fill(outbox.values, identity)
@@ -110,7 +118,9 @@ def exchange_push(parts, host_views, mode, buffers):
         outbox = p.outboxes[mode.name]
         with p.context():
             idx, vals, n, touched = _pack(p, mode, outbox, identity)
-        sent.append((p, outbox, touched))
+        sent.append((p, outbox, n, touched))
+        if n == 0:
+            continue
         messages += n
         for q in range(len(parts)):
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
@@ -130,9 +140,9 @@ def exchange_push(parts, host_views, mode, buffers):
             if not inbox.dense:
                 inbox.first.append(_boxes.box_first(inbox.values, at, identity))
             combine(inbox.values, at, vals[lo:hi])
-    for p, outbox, touched in sent:
+    for p, outbox, n, touched in sent:
         with p.context():
-            _reset(p, outbox, touched, identity)
+            _reset(p, outbox, n, touched, identity)
     for q in parts:
         with q.context():
             q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
@@ -145,8 +155,10 @@ def _deliver(part, view, inbox, identity, view_name):
     ids) when few are written, else the whole inbox beside the boundary list."""
     if inbox.dense:
         written = _boxes.box_touched(inbox.values, identity)
+    elif not inbox.first:
+        return _EMPTY
     else:
-        written = np.concatenate(inbox.first) if inbox.first else np.empty(0, dtype=np.int64)
+        written = np.concatenate(inbox.first)
     if _sparse_pays(written.size, inbox.values.size, inbox.values.dtype.itemsize):
         lvid = np.empty(written.size, dtype=np.int64)
         vals = np.empty(written.size, dtype=inbox.values.dtype)
