@@ -6,8 +6,10 @@ superstep, the slower of the two, summed).
     python -m experiments.breakdown --from out/sweep.jsonl [--algorithm bfs] [--partition HIGH]
         [--shares 0.8,0.5] [--absolute] [--png out/breakdown.png]
 
-From each record's per_superstep list (the last trial): compute = sum over supersteps of the
-slowest partition's compute_s; exchange = sum of exchange_s (box copies between devices, the
+From each record's per_superstep list (the last trial; totem_py.model.phase_times): compute =
+sum over supersteps of the compute phase's time (the slower of the CPU and the real GPUs, which
+run concurrently; on the emulated device partitions run one after another, so their sum);
+exchange = sum of exchange_s (box copies between devices, the
 exchange itself and folding inboxes); transfer = 0, because host-to-GPU copies are not timed
 apart (edges are resident on the GPU, box copies are inside exchange, zerocopy edge reads inside
 compute); overhead = the run's time minus the rest (init, placing boxes, votes). Prints the table;
@@ -21,7 +23,7 @@ from totem_py.model import phase_times
 
 from .offload_sweep import STRATEGIES, ok, points, read_jsonl
 
-PHASES = (("compute_s", "compute (slowest partition)", "tab:orange"),
+PHASES = (("compute_s", "compute (the bottleneck)", "tab:orange"),
           ("exchange_s", "exchange", "tab:blue"),
           ("transfer_s", "transfer (not timed apart: 0)", "tab:purple"),
           ("overhead_s", "overhead", "0.7"))
@@ -40,7 +42,8 @@ def rows(records, algorithm=None, partitions=None, shares=None):
             for s, r in points(records, alg, p).items():
                 if r["sweep"]["status"] != "ok" or (shares and s not in shares):
                     continue
-                out.append(dict(algorithm=alg, partition=p, cpu_share=s, **phase_times(r)))
+                out.append(dict(algorithm=alg, partition=p, cpu_share=s,
+                                graph=r["graph"]["spec"], device=r["device"], **phase_times(r)))
     return out
 
 
@@ -64,8 +67,9 @@ def plot(table, path_for, absolute=False):
     for alg in dict.fromkeys(r["algorithm"] for r in table):
         mine = [r for r in table if r["algorithm"] == alg]
         parts = list(dict.fromkeys(r["partition"] for r in mine))
-        fig, axes = plt.subplots(1, len(parts), figsize=(4.6 * len(parts), 3.8), squeeze=False,
-                                 sharey=not absolute)
+        bars = max(sum(1 for r in mine if r["partition"] == p) for p in parts)
+        fig, axes = plt.subplots(1, len(parts), figsize=((1 + 0.5 * bars) * len(parts), 4.0),
+                                 squeeze=False, sharey=not absolute)
         for ax, p in zip(axes[0], parts):
             runs = sorted((r for r in mine if r["partition"] == p),
                           key=lambda r: r["cpu_share"])
@@ -83,15 +87,16 @@ def plot(table, path_for, absolute=False):
                    label="GPU compute (slowest)")
             for i, r in enumerate(runs):
                 ax.annotate(f"{r['time_s'] * 1e3:.3g} ms", (i, bottom[i]), ha="center",
-                            va="bottom", fontsize=7)
-            ax.set_xticks(x, [f"{100 * r['cpu_share']:g}%" for r in runs])
-            ax.set_xlabel("share of edges on the CPU")
+                            va="bottom", fontsize=7, rotation=90)
+            ax.set_xticks([i + 0.15 for i in x], [f"{100 * r['cpu_share']:g}" for r in runs])
+            ax.set_xlabel("share of edges on the CPU (%)")
             ax.set_title(p)
             if not absolute:
-                ax.set_ylim(0, 115)
+                ax.set_ylim(0, 125)
         axes[0][0].set_ylabel("ms" if absolute else "% of the run's time")
         axes[0][-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))
-        fig.suptitle(f"{alg}: execution time breakdown", fontsize=10)
+        fig.suptitle(f"{alg} on {mine[0]['graph']} ({mine[0]['device']}): execution time "
+                     "breakdown", fontsize=10)
         paths.append(save(fig, path_for(alg)))
     return paths
 

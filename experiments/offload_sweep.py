@@ -89,7 +89,7 @@ def is_out_of_memory(exc):
 class Sweep:
     def __init__(self, args, graph, out):
         self.args, self.graph, self.out = args, graph, out
-        self.t0 = time.perf_counter()
+        self.t0 = args.t_start
         self.records = []
         self.done = 0
 
@@ -168,7 +168,7 @@ def run_sweep(args):
     steps += [(p, s) for s in hybrid for p in args.partitions]
     with open(path, "w") as f:
         sweep = Sweep(args, graph, f)
-        longest = 0.0
+        longest = 0.0    # the longest hybrid step so far: the guess for the next one
         for partition, share in steps:
             fits = [alg for alg in args.algorithms if share >= alpha_min[alg, partition]]
             for alg in args.algorithms:
@@ -185,7 +185,8 @@ def run_sweep(args):
                 continue
             t1 = time.perf_counter()
             sweep.step(partition, share, fits)
-            longest = max(longest, time.perf_counter() - t1)
+            if 0 < share < 1:
+                longest = max(longest, time.perf_counter() - t1)
     print(f"wrote {path} ({len(sweep.records)} lines, {sweep.elapsed():.0f} s)", file=sys.stderr)
     return path, sweep.records
 
@@ -247,7 +248,8 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-limit", type=float, default=540,
-                   help="seconds: start no plan that would likely end past this (0: no limit)")
+                   help="seconds since start: begin no plan that would likely end past this "
+                        "(0: no limit)")
     p.add_argument("--out", default="out", help="directory for sweep.jsonl and the figures")
     p.add_argument("--plot", action="store_true", help="render the figures after the sweep")
     p.add_argument("--plot-only", metavar="FILE", default=None,
@@ -269,7 +271,9 @@ def parse_args(argv):
 
 
 def main(argv=None):
+    t_start = time.perf_counter()
     args = parse_args(argv)
+    args.t_start = t_start
     from experiments import offload_model
     from totem_py import InputError
     if args.plot_only:
@@ -285,7 +289,7 @@ def main(argv=None):
     offload_model.print_summary(offload_model.analyse(records))
     if args.plot:
         from experiments.plot_sweep import render
-        render(path, args.out)
+        render(path, args.out, tables=False)
     return 0
 
 

@@ -72,15 +72,17 @@ def plot_teps(records, path_for):
     return paths
 
 
-def render(src, out):
+def render(src, out, tables=True):
+    """Figures (and with `tables` the printed tables) of the sweep file `src` into `out`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records = read_jsonl(src)
-    print_table(records)
     table = breakdown.rows(records)
-    breakdown.print_table(table)
     analysis = offload_model.analyse(records)
-    offload_model.print_summary(analysis)
+    if tables:
+        print_table(records)
+        breakdown.print_table(table)
+        offload_model.print_summary(analysis)
     with open(out / "model.json", "w") as f:
         json.dump(analysis, f, indent=1)
     paths = plot_teps(records, lambda alg: out / f"sweep_{alg}.png")
