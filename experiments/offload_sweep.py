@@ -3,7 +3,9 @@ one graph, in one process, with one JSON line per run.
 
     python -m experiments.offload_sweep --graph rmat:24 --undirected --algorithm bfs,pagerank \\
         --partitions HIGH,LOW,RAND --cpu-shares 1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0 \\
-        --trials 3 --threads 16 --out out/ [--plot]
+        --trials 3 --threads 16 --out out/ [--plot] [--resume OLD.jsonl]
+
+(those are the defaults, except --threads, which defaults to every core Numba sees).
 
 The graph is built once. Share 1 (CPU only) and share 0 (GPU only) are the same plan for every
 partitioning, so they run once; every other (share, partitioning) builds one plan that all the
@@ -11,7 +13,7 @@ algorithms reuse, then frees it. Shares whose GPU partition does not fit the GPU
 (`--gpu-memory`, else 80% of the free GPU memory, TOTEM's rule as in --cpu-share auto) are not run
 and are written as missing. Hybrid shares run coarse to fine (0.5 first, then 0.9 and 0.1, ...)
 so that a run stopped by `--time-limit` leaves an even grid; what it did not reach is written as
-skipped.
+skipped, and `--resume OLD.jsonl` runs just those (and failed ones) in a later call.
 
 Writes OUT/sweep.jsonl, one line per (algorithm, partitioning, share): the run's --json record
 (DESIGN.md) plus `sweep` {algorithm, partition, cpu_share, role (cpu-only, gpu-only, hybrid),
@@ -60,6 +62,12 @@ def read_jsonl(path):
     """The records of a sweep file (blank lines skipped)."""
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def key(sweep):
+    """What identifies a configuration: CPU-only and GPU-only runs are one per algorithm."""
+    share = sweep["cpu_share"]
+    return sweep["algorithm"], sweep["partition"] if 0 < share < 1 else "*", share
 
 
 def role(share):
@@ -166,12 +174,23 @@ def run_sweep(args):
     if 0.0 in args.cpu_shares:
         steps.append((args.partitions[0], 0.0))
     steps += [(p, s) for s in hybrid for p in args.partitions]
+    kept = []
+    if args.resume:     # keep what was measured (or found not to fit)
+        kept = [r for r in read_jsonl(args.resume)
+                if r["sweep"]["status"] in ("ok", "does not fit")]
+    done = {key(r["sweep"]) for r in kept}
     with open(path, "w") as f:
         sweep = Sweep(args, graph, f)
+        for r in kept:
+            sweep.write(r)
         longest = 0.0    # the longest hybrid step so far: the guess for the next one
         for partition, share in steps:
-            fits = [alg for alg in args.algorithms if share >= alpha_min[alg, partition]]
-            for alg in args.algorithms:
+            todo = [alg for alg in args.algorithms
+                    if key(dict(algorithm=alg, partition=partition, cpu_share=share)) not in done]
+            if not todo:
+                continue
+            fits = [alg for alg in todo if share >= alpha_min[alg, partition]]
+            for alg in todo:
                 if alg not in fits:
                     sweep.missing(alg, partition, share, "does not fit",
                                   f"GPU budget: cpu share >= {alpha_min[alg, partition]:.3f} "
@@ -234,7 +253,10 @@ def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m experiments.offload_sweep",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--graph", default="rmat:24", help="rmat:S[:EF], uniform:S[:EF] or a file")
-    p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
+    p.add_argument("--undirected", action="store_true", default=True,
+                   help="add the reverse of every edge (the default)")
+    p.add_argument("--directed", dest="undirected", action="store_false",
+                   help="keep the graph as generated or read")
     p.add_argument("--algorithm", "--algorithms", dest="algorithms", default="bfs,pagerank",
                    help="one or more, comma-separated")
     p.add_argument("--partitions", default="HIGH,LOW,RAND")
@@ -251,6 +273,9 @@ def parse_args(argv):
                    help="seconds since start: begin no plan that would likely end past this "
                         "(0: no limit)")
     p.add_argument("--out", default="out", help="directory for sweep.jsonl and the figures")
+    p.add_argument("--resume", metavar="FILE", default=None,
+                   help="copy the runs of an earlier sweep.jsonl that finished or did not fit "
+                        "into OUT/sweep.jsonl and run only the rest (same graph and options)")
     p.add_argument("--plot", action="store_true", help="render the figures after the sweep")
     p.add_argument("--plot-only", metavar="FILE", default=None,
                    help="render the figures of an earlier sweep.jsonl into --out; run nothing")

@@ -7,8 +7,8 @@ Writes, per algorithm: sweep_<alg>.png (TOTEM figures 9, 15, 19: billions of TEP
 of edges on the CPU, a line per partitioning, the CPU-only rate as a dashed line, runs that did
 not fit the GPU marked x on the axis and left out of the line), model_<alg>.png (figure 7:
 predicted and achieved speedup, experiments.offload_model) and breakdown_<alg>.png (figures 8, 10,
-16: experiments.breakdown); and model.json (the model analysis). Prints the sweep table, the
-breakdown table and the model summary.
+16: experiments.breakdown); model.json (the model analysis) and results.md (the README's result
+tables, filled in). Prints the sweep table, the breakdown table, the model summary and results.md.
 """
 
 import argparse
@@ -72,6 +72,53 @@ def plot_teps(records, path_for):
     return paths
 
 
+def _run_cell(r):
+    if r is None or r["sweep"]["status"] != "ok":
+        return r["sweep"]["status"] if r else "-"
+    return f"{r['teps'] / 1e9:.3g} GTEPS ({r['time_s'] * 1e3:.3g} ms)"
+
+
+def markdown(records, analysis):
+    """The README's two result tables, filled in."""
+    names = {"bfs": "BFS", "pagerank": "PageRank", "sssp": "SSSP", "cc": "CC", "bc": "BC"}
+    parts = [p for p in STRATEGIES if any(r["sweep"]["partition"] == p and
+                                          r["sweep"]["role"] == "hybrid" for r in records)]
+    lines = ["| algorithm | CPU only | GPU only | " +
+             " | ".join(f"best {p} hybrid (share, x CPU only)" for p in parts) + " |",
+             "| --- | ---: | ---: | " + " | ".join("---:" for _ in parts) + " |"]
+    for alg in dict.fromkeys(r["sweep"]["algorithm"] for r in records):
+        mine = [r for r in records if r["sweep"]["algorithm"] == alg]
+        role = {r["sweep"]["role"]: r for r in mine if r["sweep"]["role"] != "hybrid"}
+        cpu = role.get("cpu-only")
+        cells = [_run_cell(cpu), _run_cell(role.get("gpu-only"))]
+        for p in parts:
+            hyb = [r for r in mine if r["sweep"]["partition"] == p and
+                   r["sweep"]["role"] == "hybrid" and r["sweep"]["status"] == "ok"]
+            if not hyb:
+                cells.append("-")
+                continue
+            b = min(hyb, key=lambda r: r["time_s"])
+            vs = f", {cpu['time_s'] / b['time_s']:.2f}x" if cpu and cpu["time_s"] else ""
+            cells.append(f"{b['teps'] / 1e9:.3g} GTEPS ({b['cpu_share']:g}{vs})")
+        lines.append(f"| {names.get(alg, alg)} | " + " | ".join(cells) + " |")
+    lines += ["", "| algorithm | Pearson r (all partitionings) | partitioning | Pearson r | "
+              "model pick / best share (lost) | hybrid only: model pick / best (lost) |",
+              "| --- | ---: | --- | ---: | ---: | ---: |"]
+
+    def pick(pk):
+        return "-" if not pk else (f"{pk['model_share']:g} / {pk['best_share']:g} "
+                                   f"({100 * pk['lost']:.1f}%)")
+    for e in analysis:
+        first = True
+        for p, d in e["partitions"].items():
+            head = (f"{names.get(e['algorithm'], e['algorithm'])} | "
+                    f"{offload_model._r(e.get('pearson'))}") if first else " | "
+            lines.append(f"| {head} | {p} | {offload_model._r(d['pearson'])} | "
+                         f"{pick(d['pick'])} | {pick(d['pick_hybrid'])} |")
+            first = False
+    return "\n".join(lines) + "\n"
+
+
 def render(src, out, tables=True):
     """Figures (and with `tables` the printed tables) of the sweep file `src` into `out`."""
     out = Path(out)
@@ -85,6 +132,10 @@ def render(src, out, tables=True):
         offload_model.print_summary(analysis)
     with open(out / "model.json", "w") as f:
         json.dump(analysis, f, indent=1)
+    md = markdown(records, analysis)
+    (out / "results.md").write_text(md)
+    if tables:
+        print("\n" + md)
     paths = plot_teps(records, lambda alg: out / f"sweep_{alg}.png")
     paths += offload_model.plot(analysis, lambda alg: out / f"model_{alg}.png")
     paths += breakdown.plot(table, lambda alg: out / f"breakdown_{alg}.png")

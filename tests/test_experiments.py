@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import totem_py
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -97,10 +99,17 @@ def test_offload_sweep_smoke(tmp_path):
 
 def test_plots_from_json_alone(tmp_path):
     """Rendering needs only the JSON lines: plot_sweep, breakdown and offload_model from a file."""
-    out = tmp_path / "sweep"
-    _run("experiments.offload_sweep", "--graph", "rmat:9", "--algorithm", "bfs",
-         "--partitions", "RAND", "--cpu-shares", "1,0.5,0", "--trials", "1", "--threads", "1",
-         "--device", "emulated", "--out", str(out))
+    first, out = tmp_path / "first", tmp_path / "sweep"
+    sweep = ("experiments.offload_sweep", "--graph", "rmat:9", "--directed", "--algorithm", "bfs",
+             "--partitions", "RAND", "--cpu-shares", "1,0.5,0", "--trials", "1", "--threads", "1",
+             "--device", "emulated")
+    _run(*sweep, "--out", str(first), "--time-limit", "0.001")    # too short: all skipped
+    lines = [json.loads(x) for x in (first / "sweep.jsonl").read_text().splitlines()]
+    assert [r["sweep"]["status"] for r in lines] == ["skipped"] * 3
+    _run(*sweep, "--out", str(out), "--resume", str(first / "sweep.jsonl"))
+    lines = [json.loads(x) for x in (out / "sweep.jsonl").read_text().splitlines()]
+    assert [r["sweep"]["status"] for r in lines] == ["ok"] * 3
+    assert lines[0]["graph"]["edges"] == totem_py.generate("rmat:9").n_edges
     assert not list(out.glob("*.png"))
     figs = tmp_path / "figs"
     _run("experiments.plot_sweep", str(out / "sweep.jsonl"), "--out", str(figs))
