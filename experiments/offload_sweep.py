@@ -99,7 +99,6 @@ class Sweep:
         self.args, self.graph, self.out = args, graph, out
         self.t0 = args.t_start
         self.records = []
-        self.done = 0
 
     def elapsed(self):
         return time.perf_counter() - self.t0
@@ -153,8 +152,10 @@ class Sweep:
 
 def run_sweep(args):
     import totem_py
+    from totem_py.backend import resolve_device
     from totem_py.model import min_cpu_share
 
+    args.device = resolve_device(args.device)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "sweep.jsonl"

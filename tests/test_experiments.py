@@ -84,6 +84,8 @@ def test_offload_sweep_smoke(tmp_path):
         for alg in ("bfs", "pagerank"):
             png = out / f"{name}_{alg}.png"
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert "| BFS |" in (out / "results.md").read_text()
+    assert {r["device"] for r in lines} == {"emulated"}
     analysis = json.loads((out / "model.json").read_text())
     assert [a["algorithm"] for a in analysis] == ["bfs", "pagerank"]
     for a in analysis:
