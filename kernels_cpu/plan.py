@@ -3,26 +3,34 @@
 Each local row holds its local edges first (targets as local ids) and then its boundary edges
 (targets as n_local + outbox slot), as TOTEM lays partitions out. Rows are independent, so the
 fill runs in parallel over rows without races; marking remote targets is a benign race (every
-writer stores 1).
+writer stores 1). Rows come hubs first, so a prange over them gives the first thread most of the
+edges (measured on rmat:20: 5-13x the mean at 16 threads); the loops take the rows in STRIDE
+interleaved blocks instead (within 5% of the mean).
 """
 
 import numpy as np
 from numba import njit, prange
 
 
+STRIDE = 1024   # row i goes to block i % STRIDE; prange hands each thread a run of blocks
+SPREAD = 633    # odd, so j -> j * SPREAD % STRIDE permutes the blocks: the first rows (the
+                # largest hubs) land in blocks that different threads run
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def plan_mark_remote(indptr, indices, gvids, owner, pid, mark):
     """mark[t] = 1 for every target t of the partition's rows owned by another partition."""
-    boundary = np.zeros(gvids.size, dtype=np.int64)
-    for i in prange(gvids.size):
-        u = gvids[i]
+    boundary = np.zeros(STRIDE, dtype=np.int64)
+    for j in prange(STRIDE):
         count = 0
-        for e in range(indptr[u], indptr[u + 1]):
-            t = indices[e]
-            if owner[t] != pid:
-                mark[t] = 1
-                count += 1
-        boundary[i] = count
+        for i in range(j * SPREAD % STRIDE, gvids.size, STRIDE):
+            u = gvids[i]
+            for e in range(indptr[u], indptr[u + 1]):
+                t = indices[e]
+                if owner[t] != pid:
+                    mark[t] = 1
+                    count += 1
+        boundary[j] = count
     return boundary.sum()
 
 
@@ -38,24 +46,25 @@ def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot
               local_indptr, local_indices, local_weights):
     """Copy the rows of `gvids`, local edges first, then boundary edges as n_local + slot."""
     n_local = gvids.size
-    for i in prange(n_local):
-        u = gvids[i]
-        start, end = indptr[u], indptr[u + 1]
-        n_here = 0
-        for e in range(start, end):
-            if owner[indices[e]] == pid:
-                n_here += 1
-        pos_local = local_indptr[i]
-        pos_remote = pos_local + n_here
-        for e in range(start, end):
-            t = indices[e]
-            if owner[t] == pid:
-                pos = pos_local
-                pos_local += 1
-                local_indices[pos] = lvid_of[t]
-            else:
-                pos = pos_remote
-                pos_remote += 1
-                local_indices[pos] = n_local + slot_of[t]
-            if has_weights:
-                local_weights[pos] = weights[e]
+    for j in prange(STRIDE):
+        for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
+            u = gvids[i]
+            start, end = indptr[u], indptr[u + 1]
+            n_here = 0
+            for e in range(start, end):
+                if owner[indices[e]] == pid:
+                    n_here += 1
+            pos_local = local_indptr[i]
+            pos_remote = pos_local + n_here
+            for e in range(start, end):
+                t = indices[e]
+                if owner[t] == pid:
+                    pos = pos_local
+                    pos_local += 1
+                    local_indices[pos] = lvid_of[t]
+                else:
+                    pos = pos_remote
+                    pos_remote += 1
+                    local_indices[pos] = n_local + slot_of[t]
+                if has_weights:
+                    local_weights[pos] = weights[e]

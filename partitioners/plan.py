@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels_cpu import plan as _k
+from kernels_cpu import plan_stats as _ks
 from totem_py.errors import InputError
 from totem_py.graph import index_dtype
 
@@ -167,19 +168,7 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
     n = graph.n_vertices
     order = _order(graph, strategy, seed)
     cum = np.cumsum(graph.out_degree[order])
-    total = int(cum[-1]) if n else 0
-    if cpu_share >= 1.0 or gpus == 0:
-        cut = n
-    elif cpu_share <= 0.0 or total == 0:
-        cut = 0 if cpu_share <= 0.0 else n
-    else:
-        cut = min(_prefix_for(cum, cpu_share * total), n)
-    bounds = [0, cut]
-    cpu_edges = int(cum[cut - 1]) if cut else 0
-    for k in range(1, gpus):
-        target = cpu_edges + (total - cpu_edges) * k / gpus
-        bounds.append(max(bounds[-1], min(_prefix_for(cum, target), n) if target > cpu_edges else cut))
-    bounds.append(n)
+    bounds = _bounds(cum, n, cpu_share, gpus)
     kinds, owner_parts = [], []
     for k in range(len(bounds) - 1):
         kind = "cpu" if k == 0 else "gpu"
@@ -193,6 +182,68 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
     for pid, members in enumerate(owner_parts):
         owner[members] = pid
     return PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts)
+
+
+def _bounds(cum, n, cpu_share, gpus):
+    """Partition k holds the vertices order[bounds[k]:bounds[k+1]] (k = 0 is the CPU)."""
+    total = int(cum[-1]) if n else 0
+    if cpu_share >= 1.0 or gpus == 0:
+        cut = n
+    elif cpu_share <= 0.0 or total == 0:
+        cut = 0 if cpu_share <= 0.0 else n
+    else:
+        cut = min(_prefix_for(cum, cpu_share * total), n)
+    bounds = [0, cut]
+    cpu_edges = int(cum[cut - 1]) if cut else 0
+    for k in range(1, gpus):
+        target = cpu_edges + (total - cpu_edges) * k / gpus
+        bounds.append(max(bounds[-1], min(_prefix_for(cum, target), n) if target > cpu_edges else cut))
+    bounds.append(n)
+    return bounds
+
+
+def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
+    """What `partition(graph, strategy, share, gpus, seed).stats()` reports, for each share in
+    `cpu_shares`, without building any local CSR: one degree order for all shares, then per share
+    one parallel pass over the edges in vertex order (kernels_cpu/plan_stats.py). For the performance
+    model's --cpu-share model, which needs beta at many candidate shares.
+    Returns one dict per share: cpu_share, alpha (the CPU partition's actual share of the edges),
+    partitions [{kind, vertices, edges, boundary_edges, remote_vertices}], beta, beta_aggregated."""
+    strategy = strategy.upper()
+    if strategy not in STRATEGIES:
+        raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    g, n = graph, graph.n_vertices
+    order = _order(g, strategy, seed)
+    degree = g.out_degree
+    cum = np.cumsum(degree[order])
+    total = max(g.n_edges, 1)
+    owner = np.empty(n, dtype=np.int32)
+    mark = np.zeros((gpus + 1, n), dtype=np.uint8)
+    out = []
+    for share in cpu_shares:
+        if not 0.0 <= share <= 1.0:
+            raise InputError(f"--cpu-share must be in [0, 1], got {share}")
+        if gpus < 1 and share < 1.0:
+            raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
+        bounds = _bounds(cum, n, share, gpus)
+        # the same partitions partition() keeps: empty ones dropped, except a lone one
+        spans = [(k, bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1)
+                 if bounds[k + 1] > bounds[k]] or [(0, 0, 0)]
+        for pid, (_, lo, hi) in enumerate(spans):
+            owner[order[lo:hi]] = pid
+        boundary = _ks.plan_cut_stats(g.indptr, g.indices, owner, len(spans), mark)
+        rows = []
+        for pid, (k, lo, hi) in enumerate(spans):
+            rows.append(dict(kind="cpu" if k == 0 else "gpu", vertices=hi - lo,
+                             edges=int(cum[hi - 1] - (cum[lo - 1] if lo else 0)) if hi else 0,
+                             boundary_edges=int(boundary[pid]),
+                             remote_vertices=int(np.count_nonzero(mark[pid]))))
+        mark[:len(spans)] = 0
+        cpu_edges = sum(r["edges"] for r in rows if r["kind"] == "cpu")
+        out.append(dict(cpu_share=share, alpha=cpu_edges / total, partitions=rows,
+                        beta=sum(r["boundary_edges"] for r in rows) / total,
+                        beta_aggregated=sum(r["remote_vertices"] for r in rows) / total))
+    return out
 
 
 def _build_views(plan, g):

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import totem_py
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -53,3 +55,73 @@ def test_aggregation_two_gpus(tmp_path):
          "--json", str(out))
     rows = json.loads(out.read_text())["rows"]
     assert len(rows) == 1 and len(rows[0]["partitions"]) == 3
+
+
+def test_offload_sweep_smoke(tmp_path):
+    """A tiny sweep on the emulated device: a GPU budget of 48K holds about half of rmat:10, so
+    shares 0.2 and 0 do not fit and must be recorded as missing (never as zero)."""
+    out = tmp_path / "sweep"
+    proc = _run("experiments.offload_sweep", "--graph", "rmat:10", "--undirected",
+                "--algorithm", "bfs,pagerank", "--partitions", "HIGH,LOW,RAND",
+                "--cpu-shares", "1,0.6,0.2,0", "--trials", "1", "--threads", "1",
+                "--device", "emulated", "--gpu-memory", "48K", "--out", str(out), "--plot")
+    lines = [json.loads(x) for x in (out / "sweep.jsonl").read_text().splitlines()]
+    # CPU only and GPU only once per algorithm, hybrids once per partitioning
+    assert len(lines) == 2 * (2 + 2 * 3)
+    status = {(r["sweep"]["algorithm"], r["sweep"]["partition"], r["sweep"]["cpu_share"]):
+              r["sweep"]["status"] for r in lines}
+    for alg in ("bfs", "pagerank"):
+        assert status[alg, "HIGH", 1.0] == "ok" and status[alg, "HIGH", 0.0] == "does not fit"
+        for p in ("HIGH", "LOW", "RAND"):
+            assert status[alg, p, 0.6] == "ok" and status[alg, p, 0.2] == "does not fit"
+    for r in lines:
+        if r["sweep"]["status"] == "ok":
+            assert r["time_s"] > 0 and r["teps"] > 0 and r["per_superstep"]
+            assert r["algorithm"] == r["sweep"]["algorithm"]
+        else:
+            assert r["time_s"] is None and r["teps"] is None
+    for name in ("sweep", "model", "breakdown"):
+        for alg in ("bfs", "pagerank"):
+            png = out / f"{name}_{alg}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert "| BFS |" in (out / "results.md").read_text()
+    assert {r["device"] for r in lines} == {"emulated"}
+    analysis = json.loads((out / "model.json").read_text())
+    assert [a["algorithm"] for a in analysis] == ["bfs", "pagerank"]
+    for a in analysis:
+        for p, d in a["partitions"].items():
+            assert d["pick"]["model_share"] in (1.0, 0.6) and d["pick"]["lost"] >= 0
+            assert all(row["predicted_s"] > 0 for row in d["rows"])
+    assert "performance model" in proc.stdout and "nofit" in proc.stdout
+    # missing points are gaps: the figure's line for HIGH has NaN at shares 0 and 0.2
+    from experiments.offload_sweep import points
+    pts = points(lines, "bfs", "HIGH")
+    assert [s for s, r in pts.items() if r["teps"] is None] == [0.0, 0.2]
+
+
+def test_plots_from_json_alone(tmp_path):
+    """Rendering needs only the JSON lines: plot_sweep, breakdown and offload_model from a file."""
+    first, out = tmp_path / "first", tmp_path / "sweep"
+    sweep = ("experiments.offload_sweep", "--graph", "rmat:9", "--directed", "--algorithm", "bfs",
+             "--partitions", "RAND", "--cpu-shares", "1,0.5,0", "--trials", "1", "--threads", "1",
+             "--device", "emulated")
+    _run(*sweep, "--out", str(first), "--time-limit", "0.001")    # too short: all skipped
+    lines = [json.loads(x) for x in (first / "sweep.jsonl").read_text().splitlines()]
+    assert [r["sweep"]["status"] for r in lines] == ["skipped"] * 3
+    _run(*sweep, "--out", str(out), "--resume", str(first / "sweep.jsonl"))
+    lines = [json.loads(x) for x in (out / "sweep.jsonl").read_text().splitlines()]
+    assert [r["sweep"]["status"] for r in lines] == ["ok"] * 3
+    assert lines[0]["graph"]["edges"] == totem_py.generate("rmat:9").n_edges
+    assert not list(out.glob("*.png"))
+    figs = tmp_path / "figs"
+    _run("experiments.plot_sweep", str(out / "sweep.jsonl"), "--out", str(figs))
+    assert sorted(p.name for p in figs.glob("*.png")) == \
+        ["breakdown_bfs.png", "model_bfs.png", "sweep_bfs.png"]
+    proc = _run("experiments.breakdown", "--from", str(out / "sweep.jsonl"), "--absolute",
+                "--png", str(tmp_path / "b.png"))
+    assert (tmp_path / "b_bfs.png").stat().st_size > 0 and "exchange" in proc.stdout
+    proc = _run("experiments.offload_model", "--from", str(out / "sweep.jsonl"), "--fit", "all",
+                "--json", str(tmp_path / "m.json"))
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m[0]["fit"] == "all" and "RAND" in m[0]["partitions"]
+    assert "Pearson" in proc.stdout

@@ -127,6 +127,13 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     auto = cpu_share == "auto"
     if auto:
         cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
+    model = None
+    if cpu_share == "model":    # TOTEM's performance model picks the share (totem_py/model.py)
+        from .model import choose_share as model_share
+        cpu_share, model, plans = model_share(graph, alg, strategy, gpus, device, gpu_memory,
+                                              transfer, seed, run, progress, source=source,
+                                              threads=threads)
+        plan = plans.get(cpu_share, plan)
     if plan is None or (plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed) != \
             (graph, strategy, cpu_share, gpus, seed):
         check_memory(2 * graph.nbytes, "partitioning the graph")
@@ -186,7 +193,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     metrics = dict(
         algorithm=name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, gpus=gpus, device=device,
+        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, cpu_share_model=model,
+        gpus=gpus, device=device,
         transfer_mode=transfer,
         source=source, iterations=getattr(alg, "iterations", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],

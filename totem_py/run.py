@@ -45,7 +45,9 @@ def build_parser():
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
     p.add_argument("--cpu-share", default=None,
                    help="fraction of edges on the CPU, in [0, 1], or auto (as many edges on the "
-                        "GPUs as fit their memory; the default with a GPU, else 0.5)")
+                        "GPUs as fit their memory; the default with a GPU, else 0.5), or model "
+                        "(the share TOTEM's performance model predicts fastest, from two "
+                        "calibration runs)")
     p.add_argument("--gpus", type=int, default=1, help="number of GPU partitions")
     p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
@@ -77,7 +79,7 @@ def _atomic_write(path, write):
 
 
 def _share(text):
-    if text == "auto":
+    if text in ("auto", "model"):
         return text
     try:
         share = float(text)
@@ -136,6 +138,11 @@ def print_report(m):
         print(f"{pid:>3} {p['kind']:>4} {p['vertices']:>10} {p['edges']:>12} "
               f"{p['boundary_edges']:>10} {p['remote_vertices']:>9} {compute:>10.4f}")
     exchange = sum(s["exchange_s"] for s in steps)
+    model = m.get("cpu_share_model")
+    if model and "predicted_s" in model:
+        print(f"cpu share {model['chosen']} chosen by the performance model: predicted "
+              f"{model['predicted_s']:.4f} s, {model['predicted_speedup']:.2f}x over CPU only "
+              f"({len(model['candidates'])} candidates, calibration {model['cost_s']:.1f} s)")
     verified = {True: ", verified", None: ""}[m["verified"]]
     print(f"time {m['time_s']:.4f} s (median of {len(m['trials_s'])}), {m['supersteps']} "
           f"supersteps, exchange {exchange:.4f} s, {m['teps'] / 1e6:.1f} MTEPS{verified}")
