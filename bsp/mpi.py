@@ -56,6 +56,14 @@ def world():
     return MPI.COMM_WORLD
 
 
+def node_place(comm):
+    """(this rank's place among the ranks on its node, ranks on the node)."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    place = node.rank, node.size
+    node.Free()
+    return place
+
+
 def _mpi_type(dtype):
     return MPI._typedict[np.dtype(dtype).char]
 
@@ -454,9 +462,7 @@ class MpiEngine(Engine):
         self.comm = comm
         self.source_plan = source_plan
         self.waiter = Waiter(comm, timeout)
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
-        self.node_rank, self.node_size = node.rank, node.size
-        node.Free()
+        self.node_rank, self.node_size = node_place(comm)
         self._local_gpus = [p for p in plan.local_pids if plan.kinds[p] == "gpu"]
         self._exchanges = {}
         self._fault = _parse_fault(comm.rank)
