@@ -408,7 +408,6 @@ class ExchangePlan:
         host_vals = [p.to_host(values[j]) if host_views[p.pid].boundary_lvid.size else None
                      for j, p in enumerate(parts)]
         dtype = np.dtype(values[0].dtype) if values else np.dtype(mode.message.dtype)
-        size = self.size
         scount = self.pull_send_n.copy()
         rcount = self.pull_recv_n.copy()
         sdispl, rdispl = self._displ(scount), self._displ(rcount)
