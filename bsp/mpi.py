@@ -178,13 +178,13 @@ class Waiter:
         polls = 0
         while not MPI.Request.Testall(requests):
             polls += 1
-            if polls > 200:       # then back off, so waiting ranks leave the cores to working ones
+            if polls > 1000:      # then back off (at most 0.1 ms), leaving the cores to others
                 now = time.monotonic()
                 if now > deadline:
                     abort(self.comm, f"error: rank {self.comm.rank}: superstep {self.step}: {what} "
                           f"not complete after {now - t0:.1f} s (--mpi-timeout "
                           f"{self.timeout:g}); a peer rank is stuck or gone, stopping all ranks")
-                time.sleep(min(1e-3, 1e-6 * polls))
+                time.sleep(min(1e-4, 1e-7 * polls))
 
 
 # ---- the exchange plan ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The engine's configuration matrix across MPI ranks, against the serial references (a helper that
 tests/test_mpi.py launches; not a test file itself):
 
-    mpirun -n R python tests/mpi_driver.py REPORT.json
+    mpirun -n R python tests/mpi_driver.py REPORT.json [--devices cpu,emulated]
 
 Rank 0 holds the graphs and the references; for every graph x HIGH/LOW/RAND x (cpu share, GPU
 partitions per rank) it builds the plan over R ranks and sends each rank its share; then on device
@@ -47,7 +47,7 @@ def graphs():
     return out
 
 
-def main(report):
+def main(report, devices=DEVICES):
     comm = world()
     root = comm.rank == 0
     t0 = time.perf_counter()
@@ -66,7 +66,7 @@ def main(report):
                 rank_plan = scatter_plan(comm, plan)
                 edges = sum(int(rank_plan.out_degree(p).sum()) for p in rank_plan.local_pids)
                 no_edges += comm.allreduce(int(edges == 0))
-                for device in DEVICES:
+                for device in devices:
                     engine = MpiEngine(rank_plan, comm, device, source_plan=plan)
                     for alg in algorithms(source):
                         got, _ = engine.run(alg)
@@ -84,7 +84,7 @@ def main(report):
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1])
+        main(sys.argv[1], tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 else DEVICES)
     except BaseException:
         comm = world()
         print(f"rank {comm.rank}:\n{traceback.format_exc()}", file=sys.stderr, flush=True)

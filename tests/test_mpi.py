@@ -57,6 +57,20 @@ def test_matrix_matches_the_references(ranks, tmp_path):
         assert r["rank_plans_without_edges"] > 0
 
 
+@pytest.mark.gpu
+def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
+    """On the GPU machine (`pytest -m gpu`): the matrix with real GPU partitions, two ranks on
+    one device."""
+    from totem_py.backend import cuda_device_count
+    if cuda_device_count() == 0:
+        pytest.skip("no CUDA device")
+    report = tmp_path / "report.json"
+    proc = launch(2, "tests/mpi_driver.py", report, "--devices", "gpu", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    r = json.loads(report.read_text())
+    assert r["runs"] > 500 and not r["failures"], "\n".join(r["failures"])
+
+
 def test_command_on_two_ranks_matches_one_process(tmp_path):
     common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "RAND",
               "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2"]
