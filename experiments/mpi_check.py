@@ -8,8 +8,9 @@ and sssp exactly; pagerank to an L1 distance of 1e-4 and bc to a relative 1e-5, 
 sums add up in another order), and prints both times and the per-rank compute, exchange and bytes
 sent of the MPI run. Exit code 0 when every result matches. Ranks on one machine share its GPUs
 (local rank k takes device k modulo the device count). As root it sets Open MPI's
-OMPI_ALLOW_RUN_AS_ROOT variables; pass --mpirun to pick a launcher other than the one on PATH
-or beside this Python.
+OMPI_ALLOW_RUN_AS_ROOT variables; it turns off Open MPI 4's ptrace-based shared-memory copies,
+which containers often forbid; pass --mpirun to pick a launcher other than the one on PATH or
+beside this Python.
 """
 
 import argparse
@@ -67,6 +68,9 @@ def main(argv=None):
         [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # Open MPI 4's shared-memory transport copies through ptrace (CMA), which containers often
+    # forbid; plain copies work everywhere (Open MPI 5 does not read this variable)
+    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
     common = ["--graph", args.graph, "--device", args.device, "--partition", args.partition,
               "--cpu-share", args.cpu_share, "--gpus", args.gpus, "--trials", args.trials,
               "--quiet"] + ([] if args.directed else ["--undirected"])
