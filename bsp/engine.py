@@ -37,8 +37,7 @@ class Engine:
     def __init__(self, plan, device="emulated", progress=None, zerocopy=False):
         self.plan = plan
         self.device = device
-        self.parts = [make_partition(plan, pid, device, zerocopy)
-                      for pid in range(plan.n_partitions)]
+        self.parts = [self._partition(pid, zerocopy) for pid in plan.local_pids]
         self.progress = progress
         self._inboxes = {}      # host inbox buffers reused across supersteps
 
@@ -86,8 +85,7 @@ class Engine:
             record = self._superstep(algorithm, mode, step)
             votes = [self._call(algorithm.vote, p, step) for p in parts]
             record["wall_s"] = time.perf_counter() - t_step
-            active = sum(v.active for v in votes)
-            edges = sum(v.edges for v in votes)
+            active, edges, key = self._tally(votes)
             record["active_vertices"] = int(active)
             record["frontier_edges"] = int(edges)
             records.append(record)
@@ -95,14 +93,14 @@ class Engine:
                 self.progress.step(step, mode.name, active)
             frontier = (active, 1 if switched_back(records) else edges)
             step += 1
-            if active == 0 and not algorithm.advance(min(v.key for v in votes)):
+            if active == 0 and not algorithm.advance(key):
                 break
             if active == 0:
                 frontier = None
         for p in parts:
             p.synchronize()
         t1 = time.perf_counter()
-        result = algorithm.collect(parts, self.plan.graph.n_vertices)
+        result = self._collect(algorithm)
         self.timings = dict(run_s=t1 - t0, collect_s=time.perf_counter() - t1)
         return result, records
 
@@ -125,13 +123,13 @@ class Engine:
                 self._place_box(p, mode)
         if mode.exchange == "pull":
             values = [self._call(algorithm.gather, p, step, mode) for p in parts]
-            messages = exchange_pull(parts, host_views, mode, values)
+            messages = self._exchange_pull(host_views, mode, values)
             exchange_s = time.perf_counter() - t0
             compute_s = self._compute(algorithm, mode, step)
         else:
             compute_s = self._compute(algorithm, mode, step)
             t1 = time.perf_counter()
-            messages = exchange_push(parts, host_views, mode, self._inboxes)
+            messages = self._exchange_push(host_views, mode)
             for p in parts:
                 if p.inboxes[mode.name].size:   # skip partitions nothing was sent to
                     self._call(algorithm.scatter, p, step, mode, p.inboxes[mode.name])
@@ -141,6 +139,27 @@ class Engine:
         return dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
                     messages=int(messages), engines=engines,
                     h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+
+    # Hooks bsp.mpi.MpiEngine overrides to run the same loop across processes: which partitions
+    # this process holds, how boxes move, how votes add up, how results come together.
+
+    def _partition(self, pid, zerocopy):
+        return make_partition(self.plan, pid, self.device, zerocopy)
+
+    def _exchange_push(self, host_views, mode):
+        return exchange_push(self.parts, host_views, mode, self._inboxes)
+
+    def _exchange_pull(self, host_views, mode, values):
+        return exchange_pull(self.parts, host_views, mode, values)
+
+    @staticmethod
+    def _tally(votes):
+        """(active vertices, frontier edges, smallest key) over the partitions' votes."""
+        return (sum(v.active for v in votes), sum(v.edges for v in votes),
+                min((v.key for v in votes), default=float("inf")))
+
+    def _collect(self, algorithm):
+        return algorithm.collect(self.parts, self.plan.graph.n_vertices)
 
     @staticmethod
     def _place_box(part, mode):
@@ -180,7 +199,7 @@ class Engine:
     def _compute(self, algorithm, mode, step):
         """Queue the GPU partitions' kernels first (timed by events on their streams), then run
         the host partitions, which so overlap the GPUs, then wait for the GPUs."""
-        times = [0.0] * len(self.parts)
+        times = [0.0] * self.plan.n_partitions
         gpus = [p for p in self.parts if p.device == "gpu"]
         for p in gpus:
             with p.context():

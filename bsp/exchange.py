@@ -81,9 +81,13 @@ class _HostInbox:
     """A host inbox kept at the identity between supersteps: after a sparse delivery only the
     positions that were written are reset."""
 
-    def __init__(self, size, dtype, identity):
-        self.values = np.empty(size, dtype=dtype)
-        _boxes.box_fill(self.values, identity)
+    def __init__(self, size, dtype, identity, values=None):
+        """A new inbox, or with `values` one over part of another's (taken as written all over:
+        its delivery scans it)."""
+        if values is None:
+            values = np.empty(size, dtype=dtype)
+            _boxes.box_fill(values, identity)
+        self.values = values
         self.dirty = False      # delivered whole: reset before the next use
         self.dense = False      # a peer sent its whole box this superstep
         self.first = []         # positions written first this superstep, per sparse peer

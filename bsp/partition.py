@@ -51,7 +51,7 @@ class Partition:
         self.gvids = plan.gvids[pid]
         self.n_local = int(self.gvids.size)
         self.n_vertices = plan.graph.n_vertices     # the whole graph's, for PageRank's (1-d)/n
-        self.out_degree = self.to_device(plan.graph.out_degree[self.gvids], count=False)
+        self.out_degree = self.to_device(plan.out_degree(pid), count=False)
         self.views = {}
         self.state = SimpleNamespace()
         self.boxes, self.inboxes, self.outboxes = {}, {}, {}
@@ -157,15 +157,16 @@ class EmulatedGpuPartition(Partition):
         return out
 
 
-def make_partition(plan, pid, device, zerocopy=False):
+def make_partition(plan, pid, device, zerocopy=False, gpu_index=None):
     """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu").
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
-    (the k-th GPU partition gets device k modulo the device count)."""
+    (the k-th GPU partition gets device k modulo the device count, unless `gpu_index` says)."""
     if plan.kinds[pid] == "cpu" or device == "cpu":
         part = CpuPartition(plan, pid)
     elif device == "gpu":
         from .gpu import GpuPartition, device_count
-        gpu_index = pid - plan.kinds.count("cpu")
+        if gpu_index is None:
+            gpu_index = pid - plan.kinds.count("cpu")
         part = GpuPartition(plan, pid, gpu_index % device_count(), zerocopy)
     else:
         part = EmulatedGpuPartition(plan, pid)

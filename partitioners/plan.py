@@ -72,11 +72,25 @@ class PartitionPlan:
         self.lvid_of = np.empty(graph.n_vertices, dtype=index_dtype(graph.n_vertices))
         for pid, g in enumerate(gvids):
             self.lvid_of[g] = np.arange(g.size, dtype=self.lvid_of.dtype)
+        self.rank_of = [0] * len(kinds)   # per pid: the MPI rank that runs it (partition(ranks=))
         self._views = {}
 
     @property
     def n_partitions(self):
         return len(self.kinds)
+
+    @property
+    def ranks(self):
+        return max(self.rank_of, default=0) + 1
+
+    @property
+    def local_pids(self):
+        """The partitions an Engine on this process instantiates: all of them."""
+        return list(range(self.n_partitions))
+
+    def out_degree(self, pid):
+        """Out-degrees of partition `pid`'s vertices, in local-id order."""
+        return self.graph.out_degree[self.gvids[pid]]
 
     def view_graph(self, name):
         g = self.graph
@@ -154,10 +168,59 @@ def _hubs_first(graph, members):
     return members[np.argsort(-graph.out_degree[members], kind="stable")]
 
 
-def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
+def _order_members(graph, members, strategy, seed):
+    """`members` in HIGH / LOW / RAND order (with every vertex as members, `_order`'s order)."""
+    degree = graph.out_degree[members]
+    if strategy == "HIGH":
+        return members[np.argsort(-degree, kind="stable")]
+    if strategy == "LOW":
+        return members[np.argsort(degree, kind="stable")]
+    return members[np.random.default_rng(seed).permutation(members.size)]
+
+
+def _split(graph, members, strategy, cpu_share, gpus, seed):
+    """[(kind, vertices in local-id order)]: one CPU partition holding `cpu_share` of the edges of
+    `members` and `gpus` GPU partitions sharing the rest evenly; empty ones dropped, except that
+    at least one partition is kept."""
+    n = members.size
+    order = _order_members(graph, members, strategy, seed)
+    cum = np.cumsum(graph.out_degree[order])
+    bounds = _bounds(cum, n, cpu_share, gpus)
+    parts = []
+    for k in range(len(bounds) - 1):
+        kind = "cpu" if k == 0 else "gpu"
+        vertices = order[bounds[k]:bounds[k + 1]]
+        if vertices.size or (not parts and k == len(bounds) - 2):
+            parts.append((kind, _hubs_first(graph, vertices)))
+    if not parts:  # no vertices: one partition of the first kind
+        parts = [("cpu" if cpu_share > 0 else "gpu", np.empty(0, np.int64))]
+    return parts
+
+
+def deal_to_ranks(graph, ranks):
+    """Vertices per MPI rank, edge-balanced and degree-aware: the vertices in out-degree order
+    (highest first) are dealt to the ranks in serpentine order (0, 1, .., R-1, R-1, .., 0, 0, ..),
+    so every rank gets the same number of vertices (within one), the same mix of hubs and
+    low-degree vertices, and the same number of edges within the largest degree. Each rank then
+    splits its share between its CPU and GPU partitions as one process would."""
+    n = graph.n_vertices
+    order = np.argsort(-graph.out_degree, kind="stable")
+    k = np.arange(n)
+    rank = k % ranks
+    odd = (k // ranks) % 2 == 1
+    rank[odd] = ranks - 1 - rank[odd]
+    return [np.sort(order[rank == r]) for r in range(ranks)]
+
+
+def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1):
     """Split `graph` into one CPU partition holding `cpu_share` of the edges and `gpus` GPU
     partitions sharing the rest evenly. Empty partitions are dropped (cpu_share 1 is the single
-    CPU partition; cpu_share 0 has no CPU partition)."""
+    CPU partition; cpu_share 0 has no CPU partition).
+
+    With `ranks` > 1 (an MPI run) the vertices are first dealt to the ranks (`deal_to_ranks`) and
+    each rank's share is split as above; rank r's partitions get consecutive pids, after rank
+    r-1's, and `plan.rank_of[pid]` names the rank. Every rank keeps at least one partition (an
+    empty one if it has no vertices)."""
     strategy = strategy.upper()
     if strategy not in STRATEGIES:
         raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
@@ -165,23 +228,22 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0):
         raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
     if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
         raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
+    if ranks < 1:
+        raise ValueError(f"ranks must be >= 1, got {ranks}")
     n = graph.n_vertices
-    order = _order(graph, strategy, seed)
-    cum = np.cumsum(graph.out_degree[order])
-    bounds = _bounds(cum, n, cpu_share, gpus)
-    kinds, owner_parts = [], []
-    for k in range(len(bounds) - 1):
-        kind = "cpu" if k == 0 else "gpu"
-        members = order[bounds[k]:bounds[k + 1]]
-        if members.size or (not kinds and k == len(bounds) - 2):
+    shares = [np.arange(n)] if ranks == 1 else deal_to_ranks(graph, ranks)
+    kinds, owner_parts, rank_of = [], [], []
+    for r, members in enumerate(shares):
+        for kind, vertices in _split(graph, members, strategy, cpu_share, gpus, seed):
             kinds.append(kind)
-            owner_parts.append(_hubs_first(graph, members))
-    if not kinds:  # the empty graph: one partition of the first kind
-        kinds, owner_parts = ["cpu" if cpu_share > 0 else "gpu"], [np.empty(0, np.int64)]
+            owner_parts.append(vertices)
+            rank_of.append(r)
     owner = np.empty(n, dtype=np.int32)
     for pid, members in enumerate(owner_parts):
         owner[members] = pid
-    return PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts)
+    plan = PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts)
+    plan.rank_of = rank_of
+    return plan
 
 
 def _bounds(cum, n, cpu_share, gpus):

@@ -1,7 +1,8 @@
 """python -m totem_py.run: the command line contract of DESIGN.md.
 
 Exit codes: 0 done; 2 bad input or usage (one line naming file, line and problem); 3 verification
-failed; 1 anything else. Set TOTEM_DEBUG=1 to see tracebacks.
+failed; 1 anything else. Set TOTEM_DEBUG=1 to see tracebacks. Under `mpirun -n R` (R > 1) the same
+command runs across the ranks (totem_py.distributed).
 """
 
 import argparse
@@ -63,6 +64,9 @@ def build_parser():
     p.add_argument("--output", default=None, help="write the per-vertex result (.npy)")
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
+    p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
+                   help="under mpirun: stop every rank when a superstep waits longer than this "
+                        "for another rank (default: no limit)")
     return p
 
 
@@ -148,7 +152,26 @@ def print_report(m):
           f"supersteps, exchange {exchange:.4f} s, {m['teps'] / 1e6:.1f} MTEPS{verified}")
 
 
+def launched_ranks(env=os.environ):
+    """How many processes the MPI launcher that started this one runs, read from its
+    environment (mpi4py is not imported): 1 when there is no launcher, 0 when there is one that
+    does not say (the MPI run then asks MPI)."""
+    for var in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"):
+        if env.get(var, "").isdigit():
+            return int(env[var])
+    return 0 if ("PMIX_RANK" in env or "MPI_LOCALNRANKS" in env) else 1
+
+
 def cli(argv=None):
+    """The command; under mpirun/mpiexec with more than one rank, totem_py.distributed runs it
+    across the ranks."""
+    if launched_ranks() != 1:
+        from .distributed import cli as mpi_cli
+        return mpi_cli(argv, single=_cli)
+    return _cli(argv)
+
+
+def _cli(argv=None):
     try:
         return main(argv)
     except InputError as exc:

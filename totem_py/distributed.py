@@ -1,0 +1,332 @@
+"""`python -m totem_py.run` under `mpirun -n R` / `mpiexec -n R`: the same run across R processes.
+
+Rank 0 reads or generates the graph, validates the options, partitions it over the ranks
+(`partition(..., ranks=R)`: vertices dealt to ranks by degree, then each rank's share split between
+its CPU and GPU partitions with HIGH/LOW/RAND at --cpu-share) and sends every rank its partitions;
+every rank runs a bsp.mpi.MpiEngine on them; results are gathered to rank 0, which verifies,
+writes --output and --json and is the only rank that prints. Each rank's GPU partitions take the
+devices by the rank's place on its node (local rank k, GPU partitions per rank g: devices
+k*g, k*g+1, ... modulo the device count). With no --threads, each rank uses its share of the
+node's cores (all the cores it may run on when the launcher bound it to fewer).
+
+Failures: an error that every rank can know about - bad options, bad input on rank 0, a GPU budget
+exceeded on any rank, a failed verification - is agreed on collectively: rank 0 prints it once and
+every rank exits with the usual code (2, 3 or 1). Anything else (out of memory in a superstep, a
+bug) is printed once by the rank it happened on, prefixed with its rank, and `MPI_Abort` stops
+every rank at once; `--mpi-timeout S` bounds every wait on another rank in a superstep.
+
+Imported only when the launcher's environment says there are several ranks; it imports mpi4py.
+"""
+
+import contextlib
+import io
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from .errors import InputError, VerificationError
+
+
+class Agreed(Exception):
+    """An error every rank knows about: rank 0 prints `line`, every rank exits with `code`."""
+
+    def __init__(self, code, line):
+        super().__init__(line)
+        self.code, self.line = code, line
+
+
+def describe(exc):
+    """(exit code, one line) as the one-process command reports `exc`."""
+    if isinstance(exc, InputError):
+        return 2, f"error: {exc}"
+    if isinstance(exc, VerificationError):
+        return 3, f"verification failed: {exc}"
+    return 1, f"error: {type(exc).__name__}: {exc}"
+
+
+def collective(comm, fn, root_only=False):
+    """Run `fn` on every rank (or on rank 0 only); if it raised anywhere, raise the same Agreed
+    error on every rank (naming the rank when it was not rank 0). Returns fn's result (None on
+    the ranks that did not run it)."""
+    result, failed = None, None
+    if not root_only or comm.rank == 0:
+        try:
+            result = fn()
+        except Exception as exc:
+            if os.environ.get("TOTEM_DEBUG"):
+                traceback.print_exc()
+            code, line = describe(exc)
+            if comm.rank:
+                line = line.replace("error: ", f"error: rank {comm.rank}: ", 1)
+            failed = (code, line)
+    errors = [comm.bcast(failed)] if root_only else comm.allgather(failed)
+    for e in errors:
+        if e is not None:
+            raise Agreed(*e)
+    return result
+
+
+def default_threads(node_size):
+    """This rank's share of the node's cores, or every core it may use when already bound."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    if usable >= (os.cpu_count() or usable):
+        return max(1, usable // max(node_size, 1))
+    return usable
+
+
+def run_ranks(argv, comm):
+    """The command on every rank; returns the exit code."""
+    import numba
+
+    from bsp.mpi import MpiEngine, node_place, scatter_plan
+    from partitioners import partition as make_plan
+
+    from .backend import resolve_device
+    from .errors import check_memory
+    from .generators import graph_from_spec
+    from .harness import (TRANSFERS, choose_share, gpu_budget, make_algorithm, prepare_graph,
+                          traversed_edges)
+    from .progress import Progress
+    from .run import _atomic_write, _share, build_parser, parse_bytes, print_report
+
+    root = comm.rank == 0
+    ranks = comm.size
+    if root:
+        args = build_parser().parse_args(argv)
+    else:   # the same options on every rank; only rank 0 shows --help or a usage error
+        with contextlib.redirect_stdout(io.StringIO()):
+            args = build_parser().parse_args(argv)
+
+    device = comm.bcast(collective(comm, lambda: resolve_device(args.device), root_only=True))
+
+    def options():
+        resolve_device(device)            # a rank without a GPU cannot run --device gpu
+        share = _share(args.cpu_share or ("auto" if device == "gpu" else "0.5"))
+        if args.gpus < 0:
+            raise InputError(f"--gpus must be >= 0, got {args.gpus}")
+        budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
+        if args.transfer not in TRANSFERS:
+            raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, "
+                             f"not {args.transfer!r}")
+        if args.transfer in ("filter", "compaction"):
+            raise NotImplementedError(f"--transfer {args.transfer}: HyTGraph's transfer engines "
+                                      "are not implemented yet (auto, resident and zerocopy are)")
+        if args.mpi_timeout is not None and args.mpi_timeout <= 0:
+            raise InputError(f"--mpi-timeout must be a positive number of seconds, "
+                             f"got {args.mpi_timeout}")
+        return share, budget
+    share, budget = collective(comm, options)
+    node_size = node_place(comm)[1]
+    threads = args.threads or default_threads(node_size)
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    progress = Progress(enabled=False if (args.quiet or not root) else None)
+    strategy = args.partition.upper()
+
+    def load():
+        progress.phase(f"loading {args.graph} on rank 0 of {ranks}")
+        graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
+                                weighted=args.algorithm == "sssp")
+        progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
+        alg, source = make_algorithm(args.algorithm, graph, args.source, args.iterations,
+                                     args.seed)
+        graph = prepare_graph(graph, alg)
+        cpu_share = share
+        if share == "auto":
+            # ranks sharing a device share its memory; every rank's GPU partitions together hold
+            # (1 - share) of the edges, as with ranks x gpus GPU partitions in one process
+            per_gpu = gpu_budget(device, budget)
+            if per_gpu is not None and device == "gpu":
+                from bsp.gpu import device_count
+                per_gpu //= max(1, -(-node_size * max(args.gpus, 1) // device_count()))
+            cpu_share = choose_share(graph, alg, strategy, args.gpus * ranks, device, per_gpu,
+                                     args.transfer, args.seed)
+        check_memory(2 * graph.nbytes, "partitioning the graph")
+        progress.phase(f"partitioning over {ranks} ranks: {strategy} cpu-share {cpu_share} "
+                       f"over {args.gpus} GPU(s) per rank")
+        plan = make_plan(graph, strategy, cpu_share, args.gpus, args.seed, ranks=ranks)
+        return graph, alg, source, plan, plan.stats(), cpu_share
+    loaded = collective(comm, load, root_only=True)
+    graph, alg, source, plan, stats, cpu_share = loaded if root else (None,) * 6
+    alg, source, cpu_share = comm.bcast((alg, source, cpu_share) if root else None)
+
+    zerocopy = args.transfer == "zerocopy"
+    rank_plan = scatter_plan(comm, plan)
+    engine = MpiEngine(rank_plan, comm, device, progress if root else None, zerocopy,
+                       source_plan=plan, timeout=args.mpi_timeout)
+    t0 = time.perf_counter()
+    engine.prepare(alg)
+    prepare_s = time.perf_counter() - t0
+
+    def fits():
+        if budget is None or device == "cpu" or zerocopy:
+            return
+        for p in engine.parts:
+            if p.kind == "gpu" and p.graph_bytes > budget:
+                raise InputError(f"GPU partition {p.pid} (rank {comm.rank}) needs "
+                                 f"{p.graph_bytes} bytes of graph data but --gpu-memory is "
+                                 f"{budget} bytes; raise --cpu-share or the budget")
+    collective(comm, fits)
+
+    progress.phase(f"{alg.name}: untimed warm-up run on {ranks} ranks")
+    values, records = engine.run(alg)
+    trials = max(int(args.trials), 1)
+    times, collect_s = [], []
+    for trial in range(trials):
+        progress.phase(f"{alg.name}: trial {trial + 1} of {trials}")
+        h2d0 = sum(p.h2d_bytes for p in engine.parts)
+        values, records = engine.run(alg)
+        times.append(engine.timings["run_s"])
+        collect_s.append(engine.timings["collect_s"])
+        h2d = sum(p.h2d_bytes for p in engine.parts) - h2d0
+    progress.done()
+    mine = dict(rank=comm.rank, host=socket.gethostname(), threads=numba.get_num_threads(),
+                times=times, collect_s=collect_s, records=records, h2d=h2d,
+                parts=[dict(pid=p.pid, kind=p.kind, graph_bytes=p.graph_bytes,
+                            gpu=getattr(p, "device_id", None)) for p in engine.parts])
+    everyone = comm.gather(mine, root=0)
+
+    def report():
+        verified = None
+        if args.verify:
+            from .verify import verify
+            verify(alg.name, graph, values, source=source,
+                   sources=[source] if source is not None else None,
+                   iterations=getattr(alg, "iterations", None))
+            verified = True
+        m = metrics(args, graph, alg, source, strategy, cpu_share, share == "auto", device, stats,
+                    everyone, values, prepare_s, verified, traversed_edges)
+        if args.output:
+            _atomic_write(args.output, lambda f: np.save(f, values))
+        if args.json:
+            _atomic_write(args.json, lambda f: f.write(json.dumps(m, indent=1).encode()))
+        if not args.quiet:
+            print_report(m)
+            print_ranks(m)
+    collective(comm, report, root_only=True)
+    return 0
+
+
+def merge_records(per_rank):
+    """One list of superstep records from every rank's: partition times side by side (each
+    rank filled in its own pids), exchange time the slowest rank's, counts summed, and the
+    per-rank compute, exchange and vote times and bytes sent under `ranks`."""
+    first = per_rank[0]
+    if any(len(r) != len(first) for r in per_rank):
+        raise RuntimeError("ranks ran different numbers of supersteps")
+    merged = []
+    for i, rec in enumerate(first):
+        steps = [r[i] for r in per_rank]
+        out = dict(rec)
+        out["compute_s"] = [sum(s["compute_s"][pid] for s in steps)
+                            for pid in range(len(rec["compute_s"]))]
+        out["exchange_s"] = max(s["exchange_s"] for s in steps)
+        out["messages"] = sum(s["messages"] for s in steps)
+        out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
+        out["engines"] = {k: sum(s["engines"][k] for s in steps) for k in rec["engines"]}
+        out["bytes_sent"] = sum(s["bytes_sent"] for s in steps)
+        out["ranks"] = [dict(compute_s=s["rank_compute_s"], exchange_s=s["exchange_s"],
+                             vote_s=s["vote_s"], bytes_sent=s["bytes_sent"]) for s in steps]
+        for k in ("rank_compute_s", "vote_s"):
+            out.pop(k, None)
+        merged.append(out)
+    return merged
+
+
+def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, everyone, values,
+            prepare_s, verified, traversed_edges):
+    """The --json record of DESIGN.md, with `ranks`, `per_rank` and per-superstep `ranks`."""
+    records = merge_records([r["records"] for r in everyone])
+    trials = [max(r["times"][t] for r in everyone) for t in range(len(everyone[0]["times"]))]
+    time_s = statistics.median(trials)
+    zerocopy = args.transfer == "zerocopy"
+    by_pid = {p["pid"]: (r["rank"], p) for r in everyone for p in r["parts"]}
+    parts = []
+    for pid, row in enumerate(stats["partitions"]):
+        rank, p = by_pid[pid]
+        on_gpu = p["graph_bytes"] if p["kind"] == "gpu" and device != "cpu" and not zerocopy else 0
+        parts.append(dict(kind=p["kind"], rank=rank, gpu=p["gpu"], vertices=row["vertices"],
+                          edges=row["edges"], boundary_edges=row["boundary_edges"],
+                          remote_vertices=row["remote_vertices"], on_gpu_bytes=int(on_gpu),
+                          on_host_bytes=int(p["graph_bytes"] - on_gpu)))
+    per_rank = []
+    for r in everyone:
+        steps = r["records"]
+        per_rank.append(dict(
+            rank=r["rank"], host=r["host"], threads=r["threads"],
+            partitions=[p["pid"] for p in r["parts"]],
+            edges=int(sum(parts[p["pid"]]["edges"] for p in r["parts"])),
+            time_s=statistics.median(r["times"]),
+            compute_s=sum(s["rank_compute_s"] for s in steps),
+            exchange_s=sum(s["exchange_s"] for s in steps),
+            vote_s=sum(s["vote_s"] for s in steps),
+            bytes_sent=int(sum(s["bytes_sent"] for s in steps))))
+    edges = traversed_edges(alg.name, graph, values, records,
+                            [source] if source is not None else [])
+    return dict(
+        algorithm=alg.name,
+        graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
+        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, gpus=args.gpus,
+        device=device, transfer_mode=args.transfer, source=source,
+        iterations=getattr(alg, "iterations", None),
+        ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
+        partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
+        prepare_s=prepare_s, time_s=time_s, trials_s=trials,
+        collect_s=statistics.median(max(r["collect_s"][t] for r in everyone)
+                                    for t in range(len(trials))),
+        teps=edges / time_s if time_s > 0 else 0.0,
+        supersteps=len(records), per_superstep=records,
+        transfer=dict(h2d_bytes=int(sum(r["h2d"] for r in everyone)),
+                      edge_bytes=int(sum(r["parts"][i]["graph_bytes"] for r in everyone
+                                         for i in range(len(r["parts"]))
+                                         if r["parts"][i]["kind"] == "gpu"))),
+        verified=verified)
+
+
+def print_ranks(m):
+    print(f"{'rank':>4} {'host':>12} {'pids':>8} {'edges':>12} {'compute_s':>10} "
+          f"{'exchange_s':>10} {'vote_s':>8} {'sent_MB':>9}")
+    for r in m["per_rank"]:
+        pids = ",".join(map(str, r["partitions"]))
+        print(f"{r['rank']:>4} {r['host'][:12]:>12} {pids:>8} {r['edges']:>12} "
+              f"{r['compute_s']:>10.4f} {r['exchange_s']:>10.4f} {r['vote_s']:>8.4f} "
+              f"{r['bytes_sent'] / 1e6:>9.3f}")
+
+
+def cli(argv=None, single=None):
+    """Entry point under an MPI launcher; `single` runs the one-process command (world size 1)."""
+    try:
+        from bsp.mpi import abort, world
+    except ImportError as exc:
+        if os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0")) == "0":
+            print(f"error: started by an MPI launcher but mpi4py cannot be imported ({exc}); "
+                  "install it with: pip install 'totem_py[mpi]'", file=sys.stderr)
+        return 1
+    comm = world()
+    if comm.size == 1:
+        return single(argv)
+    try:
+        return run_ranks(argv, comm)
+    except Agreed as exc:
+        if comm.rank == 0:
+            print(exc.line, file=sys.stderr, flush=True)
+        return exc.code
+    except InputError as exc:      # a usage error while parsing: the same on every rank
+        if comm.rank == 0:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except SystemExit as exc:      # --help
+        return exc.code or 0
+    except BaseException as exc:   # this rank alone: say so once and stop every rank
+        if os.environ.get("TOTEM_DEBUG"):
+            traceback.print_exc()
+        code, line = describe(exc) if isinstance(exc, Exception) else (1, "error: interrupted")
+        abort(comm, line.replace("error: ", f"error: rank {comm.rank}: ", 1), 1)
