@@ -46,7 +46,9 @@ class Engine:
         for name in algorithm.views():
             self.plan.views(name)
             for part in self.parts:
-                part.view(name)
+                view = part.view(name)
+                if algorithm.needs_weights:
+                    view.weights
 
     def run(self, algorithm):
         """Run `algorithm` to completion; returns (per-vertex result, per-superstep records).

@@ -20,17 +20,26 @@ _MODULES = {}
 
 class DeviceView:
     """A LocalView's arrays as the partition's device holds them (the edge arrays through
-    `part.edges_to_device`: device memory, or mapped host memory in zerocopy mode)."""
+    `part.edges_to_device`: device memory, or mapped host memory in zerocopy mode). Weights are
+    placed on first use: BFS, PageRank and CC on a weighted graph never need them."""
 
     def __init__(self, part, view):
         self.indptr = part.to_device(view.indptr, count=False)
         self.indices = part.edges_to_device(view.indices)
-        self.weights = None if view.weights is None else part.edges_to_device(view.weights)
+        part.graph_bytes += view.indptr.nbytes + view.indices.nbytes
+        self._weights = None
         self.boundary_lvid = part.to_device(view.boundary_lvid, count=False)
         self.n_local = view.n_local
         self.n_ghosts = view.n_ghosts
         self.host = view
         self._part = part
+
+    @property
+    def weights(self):
+        if self._weights is None and self.host.weights is not None:
+            self._weights = self._part.edges_to_device(self.host.weights)
+            self._part.graph_bytes += self.host.weights.nbytes
+        return self._weights
 
     @functools.cached_property
     def node_gvid(self):
@@ -65,9 +74,7 @@ class Partition:
         if name not in self.views:
             key = self.plan.canonical_view(name)
             if key not in self.views:
-                v = self.plan.views(key)[self.pid]
-                self.views[key] = DeviceView(self, v)
-                self.graph_bytes += v.nbytes
+                self.views[key] = DeviceView(self, self.plan.views(key)[self.pid])
             self.views[name] = self.views[key]
         return self.views[name]
 

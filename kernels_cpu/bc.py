@@ -72,7 +72,7 @@ def bc_publish(level, sigma, delta, lvids, depth, out):
         out[i] = (1.0 + delta[v]) / sigma[v] if level[v] == depth + 1 else 0.0
 
 
-@kernel("vertices")
+@kernel("vertices", frontier=("indptr", "vertices"))
 def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source,
                 vertices):
     """`vertices`: the local vertices on level `depth` (kept from the forward phase)."""

@@ -52,7 +52,7 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
         flush(sent, n_sent, touched, touched_len)
 
 
-@kernel("n_local")
+@kernel("n_local", rows="indptr")
 def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
     # the frontier as a bitmap (GAP's bottom-up): n/8 bytes stay in cache where the level array
     # (4n bytes) would be read at random, one cache miss per edge checked

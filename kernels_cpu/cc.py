@@ -46,7 +46,7 @@ def cc_compress(comp):
             comp[n] = comp[comp[n]]
 
 
-@kernel("n_local")
+@kernel("n_local", rows="indptr")
 def cc_link_sample(indptr, indices, n_local, comp, r):
     """Link every vertex to its r-th neighbour."""
     for u in prange(n_local):
@@ -55,7 +55,7 @@ def cc_link_sample(indptr, indices, n_local, comp, r):
             _link(u, indices[e], comp)
 
 
-@kernel("n_local")
+@kernel("n_local", rows="indptr")
 def cc_link_rest(indptr, indices, n_local, comp, skip):
     """Link the edges not sampled; vertices of component `skip` link only their ghost edges
     (the suffix of the row, boundary edges being stored last)."""

@@ -24,15 +24,17 @@ def _renamed(fn, suffix):
     return copy
 
 
-def kernel(size, serial_below=4096, counter=False, frontier=None):
+def kernel(size, serial_below=4096, counter=False, frontier=None, rows=None):
     """Decorate a kernel; `size` names the argument that measures its work: an int or an array
     whose length counts, or with `counter` a one-element array whose value counts. `frontier`
     names the (indptr, queue) arguments of a kernel that walks the edges of a queue of `size`
-    vertices: a short queue then still runs in parallel when its edges are many (hubs)."""
+    vertices, `rows` the indptr of one that walks rows 0..size-1: a few vertices then still run
+    in parallel when their edges are many (hubs)."""
     def wrap(fn):
         names = list(inspect.signature(fn).parameters)
         index = names.index(size)
         walk = None if frontier is None else [names.index(a) for a in frontier]
+        row = None if rows is None else names.index(rows)
         parallel = njit(parallel=True, nogil=True, cache=True)(fn)
         serial = njit(nogil=True, cache=True)(_renamed(fn, "_serial"))
 
@@ -41,7 +43,8 @@ def kernel(size, serial_below=4096, counter=False, frontier=None):
             n = args[index]
             n = int(n[0]) if counter else n if isinstance(n, int) else len(n)
             many = n >= serial_below or (
-                walk is not None and queue_edges(args[walk[0]], args[walk[1]], n) >= SERIAL_EDGES)
+                walk is not None and queue_edges(args[walk[0]], args[walk[1]], n) >= SERIAL_EDGES
+            ) or (row is not None and args[row][n] - args[row][0] >= SERIAL_EDGES)
             return (parallel if many else serial)(*args)
         call.parallel, call.serial = parallel, serial
         return call

@@ -22,7 +22,7 @@ def pr_contrib(rank, out_degree, contrib):
         contrib[v] = rank[v] / d if d > 0 else 0.0   # float64 -> contrib's float32
 
 
-@kernel("rank")
+@kernel("rank", rows="indptr")
 def pr_pull(indptr, indices, contrib, rank, base, damping):
     n = rank.size
     start = indptr[0]

@@ -107,7 +107,7 @@ def choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
     if budget is None or transfer == "zerocopy" or device == "cpu":
         return 0.0 if device != "cpu" else 1.0
     views = sum(2 if v == "both" else 1 for v in alg.views()) if graph.directed else 1
-    per_edge = graph.indices.itemsize + (8 if graph.weights is not None else 0)
+    per_edge = graph.indices.itemsize + (8 if alg.needs_weights else 0)
     # the estimate counts out-edges; in-edge views can hold a few percent more: keep 10% spare
     return auto_share(graph, strategy, gpus, 0.9 * budget / views, per_edge, seed)
 
