@@ -13,20 +13,11 @@ import argparse
 import json
 import sys
 
-import numpy as np
-
 import totem_py
+from experiments.bench_gpu import same
 from totem_py.run import parse_bytes
 
 TOTEM_MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # H100, rmat:24
-
-
-def same(alg, a, b):
-    if alg in ("bfs", "cc"):
-        return bool(np.array_equal(a, b))
-    if alg == "pagerank":
-        return float(np.abs(a - b).sum()) <= 1e-4
-    return bool(np.allclose(a, b, rtol=1e-5, atol=1e-9))
 
 
 def main(argv=None):
@@ -58,7 +49,7 @@ def main(argv=None):
                              threads=args.threads, **opts)
             m = r.metrics
             check = "reference" if ref is None else ("same" if same(alg, r.values, ref)
-                                                     else "DIFFERENT")
+                                                     else "DIFFERS")
             ref = r.values if ref is None else ref
             totem = TOTEM_MAPPED_MS.get(alg) if "zerocopy" in label else None
             print(f"{alg:9} {label:22} {m['cpu_share']:9.3f} {m['time_s'] * 1e3:9.2f} "

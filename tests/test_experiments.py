@@ -157,3 +157,21 @@ def test_mpi_check_smoke():
                           timeout=300, env=_mpi_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "results MATCH" in proc.stdout and "all results match" in proc.stdout
+
+
+def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
+    """The two GPU benchmarks on the emulated device at a tiny size: every configuration runs,
+    agrees with the CPU-only result and lands in the JSON."""
+    out = tmp_path / "budget.json"
+    proc = _run("experiments.gpu_budget", "--scale", "9", "--device", "emulated",
+                "--gpu-memory", "8K", "--trials", "1", "--threads", "1", "--json", str(out))
+    records = json.loads(out.read_text())["records"]
+    assert len(records) == 4 * 3 and "DIFFERS" not in proc.stdout
+    assert {r["check"] for r in records} == {"reference", "same"}
+    assert all(0 < r["cpu_share"] < 1 for r in records if "auto" in r["configuration"])
+    out = tmp_path / "bench.json"
+    proc = _run("experiments.bench_gpu", "--scale", "8", "--device", "emulated",
+                "--strategies", "HIGH", "--shares", "0.5", "--trials", "1", "--threads", "1",
+                "--json", str(out))
+    records = json.loads(out.read_text())["records"]
+    assert len(records) == 5 * 3 and "DIFFERS" not in proc.stdout
