@@ -2,5 +2,6 @@
 
 from .api import Algorithm, Message, Mode, Vote
 from .engine import Engine
+from .partition import EdgeOptions
 
-__all__ = ["Algorithm", "Message", "Mode", "Vote", "Engine"]
+__all__ = ["Algorithm", "Message", "Mode", "Vote", "Engine", "EdgeOptions"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from .api import Outbox
 from .exchange import exchange_pull, exchange_push
-from .partition import make_partition
+from .partition import EdgeOptions, make_partition
 
 ALPHA = 15
 BETA = 18
@@ -34,21 +34,25 @@ def switched_back(records):
 class Engine:
     """Runs algorithms on a PartitionPlan; the partitions are built once and reused across runs."""
 
-    def __init__(self, plan, device="emulated", progress=None, zerocopy=False):
+    def __init__(self, plan, device="emulated", progress=None, edges=EdgeOptions()):
         self.plan = plan
         self.device = device
-        self.parts = [self._partition(pid, zerocopy) for pid in plan.local_pids]
+        self.parts = [self._partition(pid, edges) for pid in plan.local_pids]
         self.progress = progress
         self._inboxes = {}      # host inbox buffers reused across supersteps
 
     def prepare(self, algorithm):
-        """Build and place the CSR views the algorithm walks (once per view, not timed)."""
-        for name in algorithm.views():
+        """Build and place the CSR views the algorithm walks (once per view, not timed); a GPU
+        partition's budget is shared by the views the algorithm walks."""
+        names = algorithm.views()
+        for part in self.parts:
+            if part.edges.budget is not None:
+                views = {self.plan.canonical_view(name) for name in names}
+                part.view_budget = part.edges.budget // max(len(views), 1)
+        for name in names:
             self.plan.views(name)
             for part in self.parts:
-                view = part.view(name)
-                if algorithm.needs_weights:
-                    view.weights
+                part.view(name, algorithm.needs_weights).prepare(algorithm.needs_weights)
 
     def run(self, algorithm):
         """Run `algorithm` to completion; returns (per-vertex result, per-superstep records).
@@ -136,17 +140,39 @@ class Engine:
                 if p.inboxes[mode.name].size:   # skip partitions nothing was sent to
                     self._call(algorithm.scatter, p, step, mode, p.inboxes[mode.name])
             exchange_s = time.perf_counter() - t1
-        engines = {"resident": sum(1 for p in parts if p.kind == "gpu"),
-                   "filter": 0, "compaction": 0, "zerocopy": 0}
-        return dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
-                    messages=int(messages), engines=engines,
-                    h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+        record = dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
+                      messages=int(messages), h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+        record.update(self._transfers())
+        return record
+
+    def _transfers(self):
+        """The superstep's streamed-edge statistics: chunks served per engine (and, per
+        streaming partition, one letter per chunk: R resident, F filter, C compaction, Z
+        zero-copy, . idle), bytes copied and read in place."""
+        engines = dict(resident=0, filter=0, compaction=0, zerocopy=0)
+        moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0)
+        chunks = {}
+        for p in self.parts:
+            for view in {id(v): v for v in p.views.values()}.values():
+                if view.stream is None:
+                    continue
+                s = view.stream.take_stats()
+                for key in engines:
+                    engines[key] += s[key]
+                for key in moved:
+                    moved[key] += s[key]
+                if s["chunks"]:
+                    chunks[str(p.pid)] = chunks.get(str(p.pid), "") + s["chunks"]
+        out = dict(engines=engines)
+        if chunks:
+            out.update(moved, chunks=chunks)
+        return out
 
     # Hooks bsp.mpi.MpiEngine overrides to run the same loop across processes: which partitions
     # this process holds, how boxes move, how votes add up, how results come together.
 
-    def _partition(self, pid, zerocopy):
-        return make_partition(self.plan, pid, self.device, zerocopy)
+    def _partition(self, pid, edges):
+        return make_partition(self.plan, pid, self.device, edges)
 
     def _exchange_push(self, host_views, mode):
         return exchange_push(self.parts, host_views, mode, self._inboxes)

@@ -29,14 +29,19 @@ class GpuPartition(Partition):
     kernel_package = "kernels_gpu"
     xp = cupy
 
-    def __init__(self, plan, pid, device_id, zerocopy=False):
+    def __init__(self, plan, pid, device_id, edges):
         self.device_id = device_id
-        self.zerocopy = zerocopy
+        self.zerocopy = edges.mapped
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
+            # streamed edges: copies on their own stream; per staging slot an event for "copy
+            # done" and one for "kernels reading it done"
+            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+            self._copied = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
+            self._free = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
         with self.context():
-            super().__init__(plan, pid)
+            super().__init__(plan, pid, edges)
 
     @contextlib.contextmanager
     def context(self):
@@ -75,6 +80,39 @@ class GpuPartition(Partition):
             return self.to_device(host, count=False)
         with self.context():
             return mapped_copy(host)
+
+    def mapped(self, host):
+        with self.context():
+            return mapped_copy(host)
+
+    def pinned(self, n, dtype):
+        return _pinned_empty((n,), dtype)
+
+    def copy_in(self, buf, host, lo, hi, slot):
+        nbytes = (hi - lo) * buf.itemsize
+        src = host.data.ptr if isinstance(host, cupy.ndarray) else host.ctypes.data
+        with cupy.cuda.Device(self.device_id):
+            self.copy_stream.wait_event(self._free[slot])
+            cupy.cuda.runtime.memcpyAsync(buf.data.ptr, src + lo * buf.itemsize, nbytes,
+                                          cupy.cuda.runtime.memcpyDefault, self.copy_stream.ptr)
+        self.h2d_bytes += nbytes
+
+    def copied(self, slot):
+        with cupy.cuda.Device(self.device_id):
+            self._copied[slot].record(self.copy_stream)
+            self.stream.wait_event(self._copied[slot])
+
+    def release(self, slot):
+        with cupy.cuda.Device(self.device_id):
+            self._free[slot].record(self.stream)
+
+    def host_wait(self, slot):
+        self._copied[slot].synchronize()
+
+    def shifted(self, buf, lo, hi):
+        mem = cupy.cuda.UnownedMemory(buf.data.ptr - lo * buf.itemsize, hi * buf.itemsize, buf,
+                                      self.device_id)
+        return cupy.ndarray((hi,), dtype=buf.dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
     def synchronize(self):
         self.stream.synchronize()

@@ -45,7 +45,7 @@ from partitioners.ranks import RankPlan, rank_meta
 
 from .engine import Engine
 from .exchange import _HostInbox, _deliver, _inbox, _pack, _reset
-from .partition import make_partition
+from .partition import EdgeOptions, make_partition
 
 CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
 TAG_ARRAYS = 17
@@ -466,7 +466,7 @@ class MpiEngine(Engine):
     result by global id, the other ranks' return None as the result. `source_plan` is the global
     PartitionPlan on rank 0 (it sends the other ranks their views), None elsewhere."""
 
-    def __init__(self, plan, comm, device="emulated", progress=None, zerocopy=False,
+    def __init__(self, plan, comm, device="emulated", progress=None, edges=EdgeOptions(),
                  source_plan=None, timeout=None):
         self.comm = comm
         self.source_plan = source_plan
@@ -476,7 +476,7 @@ class MpiEngine(Engine):
         self._exchanges = {}
         self._fault = _parse_fault(comm.rank)
         self._record = None
-        super().__init__(plan, device, progress, zerocopy)
+        super().__init__(plan, device, progress, edges)
         # who holds which vertices, gathered once for the results
         gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) if self.parts \
             else np.empty(0, np.int64)
@@ -487,13 +487,13 @@ class MpiEngine(Engine):
                      [self._gvids, (self._counts, self._displs), MPI.INT64_T] if comm.rank == 0
                      else None, root=0)
 
-    def _partition(self, pid, zerocopy):
+    def _partition(self, pid, edges):
         """GPU partitions of this rank take devices by the rank's place on its node: local rank
         k's j-th GPU partition gets device (k x GPU partitions per rank + j) modulo the count."""
         index = None
         if pid in self._local_gpus:
             index = self.node_rank * max(self.plan.gpus, 1) + self._local_gpus.index(pid)
-        return make_partition(self.plan, pid, self.device, zerocopy, gpu_index=index)
+        return make_partition(self.plan, pid, self.device, edges, gpu_index=index)
 
     def prepare(self, algorithm):
         missing = []

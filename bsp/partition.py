@@ -8,31 +8,73 @@ owns its own copies of graph, state and boxes, and every transfer to or from it 
 
 import contextlib
 import functools
+from dataclasses import dataclass
 import importlib
 import time
 from types import SimpleNamespace
 
 import numpy as np
 
+from .stream import EdgeStream
 
 _MODULES = {}
 
 
-class DeviceView:
-    """A LocalView's arrays as the partition's device holds them (the edge arrays through
-    `part.edges_to_device`: device memory, or mapped host memory in zerocopy mode). Weights are
-    placed on first use: BFS, PageRank and CC on a weighted graph never need them."""
+@dataclass(frozen=True)
+class EdgeOptions:
+    """Where a GPU partition's edges live. `transfer`: resident (device memory), zerocopy
+    (mapped host memory, TOTEM's mode; with a budget, what fits stays resident), or filter,
+    compaction, auto: edges over `budget` (bytes of graph data per GPU partition) stream from
+    host memory in chunks of `chunk_bytes`, `merge` adjacent filter chunks per copy
+    (bsp/stream.py)."""
+    transfer: str = "resident"
+    budget: int = None
+    chunk_bytes: int = 32 << 20
+    merge: int = 4
 
-    def __init__(self, part, view):
+    @property
+    def mapped(self):
+        """TOTEM's mapped-memory mode: every edge read over the bus, nothing streamed."""
+        return self.transfer == "zerocopy" and self.budget is None
+
+
+class DeviceView:
+    """A LocalView's arrays as the partition's device holds them: the edge arrays in device
+    memory, in mapped host memory (TOTEM's zerocopy mode) or streamed (`stream`, when they
+    exceed the partition's budget). Weights are placed only for algorithms that read them.
+    Kernels that walk edges take them per segment: `queue_segments`, `row_segments`."""
+
+    def __init__(self, part, view, weights=False):
         self.indptr = part.to_device(view.indptr, count=False)
-        self.indices = part.edges_to_device(view.indices)
-        part.graph_bytes += view.indptr.nbytes + view.indices.nbytes
-        self._weights = None
         self.boundary_lvid = part.to_device(view.boundary_lvid, count=False)
         self.n_local = view.n_local
         self.n_ghosts = view.n_ghosts
         self.host = view
         self._part = part
+        self.indices = self._weights = self.stream = None
+        part.graph_bytes += view.indptr.nbytes + view.indices.nbytes
+        self.prepare(weights)
+
+    def prepare(self, weights):
+        """Place the edges, and the weights when `weights`, for the next algorithm."""
+        part, view = self._part, self.host
+        weights = weights and view.weights is not None
+        opts, budget = part.edges, part.view_budget
+        need = view.indptr.nbytes + view.indices.nbytes + (view.weights.nbytes if weights else 0)
+        if part.kind == "gpu" and opts.transfer != "resident" and budget is not None \
+                and need > budget:
+            if self.stream is None or bool(self.stream.wwidth) != weights:
+                self.indices = self._weights = self.stream = None
+                self.stream = EdgeStream(part, view, self.indptr, budget, opts.transfer,
+                                         opts.chunk_bytes, opts.merge, weights)
+            self.device_bytes = self.stream.device_bytes
+            return
+        self.stream = None
+        if self.indices is None:
+            self.indices = part.edges_to_device(view.indices)
+        if weights:
+            self.weights
+        self.device_bytes = 0 if opts.mapped else need
 
     @property
     def weights(self):
@@ -40,6 +82,20 @@ class DeviceView:
             self._weights = self._part.edges_to_device(self.host.weights)
             self._part.graph_bytes += self.host.weights.nbytes
         return self._weights
+
+    def queue_segments(self, queue, qlen):
+        """(indptr, indices, weights, queue, length) tuples that together cover the rows of
+        queue[:qlen]: one, unless the edges stream (then one per transfer engine and group)."""
+        if self.stream is None:
+            return ((self.indptr, self.indices, self._weights, queue, qlen),)
+        return self.stream.queue_segments(queue, qlen)
+
+    def row_segments(self, heads=False):
+        """(indptr, indices, weights, first row, end row) tuples covering rows 0..n_local-1;
+        `heads`: the kernel reads about one edge per row."""
+        if self.stream is None:
+            return ((self.indptr, self.indices, self._weights, 0, self.n_local),)
+        return self.stream.row_segments(heads)
 
     @functools.cached_property
     def node_gvid(self):
@@ -54,8 +110,10 @@ class Partition:
     kernel_package = "kernels_cpu"
     xp = np
 
-    def __init__(self, plan, pid):
+    def __init__(self, plan, pid, edges=EdgeOptions()):
         self.pid = pid
+        self.edges = edges
+        self.view_budget = edges.budget    # per view of the running algorithm (Engine.prepare)
         self.plan = plan
         self.gvids = plan.gvids[pid]
         self.n_local = int(self.gvids.size)
@@ -70,11 +128,11 @@ class Partition:
         self.graph_bytes = 0
         self._free, self._lent = {}, []   # state arrays kept from run to run
 
-    def view(self, name):
+    def view(self, name, weights=False):
         if name not in self.views:
             key = self.plan.canonical_view(name)
             if key not in self.views:
-                self.views[key] = DeviceView(self, self.plan.views(key)[self.pid])
+                self.views[key] = DeviceView(self, self.plan.views(key)[self.pid], weights)
             self.views[name] = self.views[key]
         return self.views[name]
 
@@ -128,6 +186,35 @@ class Partition:
     def edges_to_device(self, host):
         return self.to_device(host, count=False)
 
+    # Streamed edges (bsp/stream.py): host arrays the device reads, staging copies and the
+    # events that order them (no-ops in host memory).
+
+    def mapped(self, host):
+        """`host` where the device can read it in place (mapped pinned memory on a GPU)."""
+        return host
+
+    def pinned(self, n, dtype):
+        return np.empty(n, dtype)
+
+    def copy_in(self, buf, host, lo, hi, slot):
+        """buf[:hi - lo] = host[lo:hi], once staging buffer `slot` is free (asynchronous)."""
+        buf[:hi - lo] = host[lo:hi]
+        self.h2d_bytes += (hi - lo) * buf.itemsize
+
+    def copied(self, slot):
+        """Kernels queued from now on wait for the copies into `slot`."""
+
+    def release(self, slot):
+        """Copies into `slot` queued from now on wait for the kernels queued so far."""
+
+    def host_wait(self, slot):
+        """Return once the copies out of `slot`'s pinned host buffer are done."""
+
+    def shifted(self, buf, lo, hi):
+        """An array of `hi` entries whose entry e is buf[e - lo], for e in [lo, hi): what a
+        kernel that reads edges lo..hi-1 by their place in the partition takes."""
+        return np.asarray(_Shifted(buf, lo, hi))
+
     def synchronize(self):
         pass
 
@@ -140,6 +227,15 @@ class Partition:
         out = fn(*args)
         self.synchronize()
         return out, time.perf_counter() - t0
+
+
+class _Shifted:
+    """Array interface of `buf` moved back by `lo` entries (the buffer stays referenced)."""
+
+    def __init__(self, buf, lo, hi):
+        self.buf = buf
+        self.__array_interface__ = dict(shape=(hi,), typestr=buf.dtype.str, version=3,
+                                        data=(buf.ctypes.data - lo * buf.itemsize, False))
 
 
 class CpuPartition(Partition):
@@ -164,7 +260,7 @@ class EmulatedGpuPartition(Partition):
         return out
 
 
-def make_partition(plan, pid, device, zerocopy=False, gpu_index=None):
+def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
     """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu").
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
     (the k-th GPU partition gets device k modulo the device count, unless `gpu_index` says)."""
@@ -174,8 +270,8 @@ def make_partition(plan, pid, device, zerocopy=False, gpu_index=None):
         from .gpu import GpuPartition, device_count
         if gpu_index is None:
             gpu_index = pid - plan.kinds.count("cpu")
-        part = GpuPartition(plan, pid, gpu_index % device_count(), zerocopy)
+        part = GpuPartition(plan, pid, gpu_index % device_count(), edges)
     else:
-        part = EmulatedGpuPartition(plan, pid)
+        part = EmulatedGpuPartition(plan, pid, edges)
     part.run_on_gpus = device == "gpu" and "gpu" in plan.kinds   # does this run use real GPUs?
     return part

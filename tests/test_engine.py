@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bsp import Engine
+from bsp import EdgeOptions, Engine
 from partitioners import partition
 from totem_py import reference as ref
 from totem_py.algorithms import BC, BFS, CC, SSSP, PageRank
@@ -59,23 +59,24 @@ def mismatch(name, got, want):
         f"{got[bad[0]]} != {want[bad[0]]}"
 
 
-def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, zerocopy=False):
+def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOptions(),
+                 gpus_list=GPUS):
     source = default_source(graph) if graph.n_vertices else None
     want = expected(graph, source)
     failures = []
     for share in shares:
-        for gpus in GPUS:
+        for gpus in gpus_list:
             if share == 1.0 and gpus > 1:
                 continue   # the same single-CPU-partition plan
             plan = partition(graph, strategy, share, gpus, seed=1)
             for device in devices:
-                engine = Engine(plan, device, zerocopy=zerocopy)
+                engine = Engine(plan, device, edges=edges)
                 for alg in algorithms(source):
                     got, _ = engine.run(alg)
                     note = mismatch(alg.name, got, want[alg.name])
                     if note:
                         failures.append(f"{alg.name} {strategy} share={share} gpus={gpus} "
-                                        f"{device}: {note}")
+                                        f"{device} {edges.transfer}: {note}")
     assert not failures, "\n".join(failures)
 
 

@@ -10,6 +10,7 @@ from totem_py.backend import cuda_device_count
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
 
+from bsp import EdgeOptions  # noqa: E402
 from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
 from toys import with_random_weights  # noqa: E402
 
@@ -31,7 +32,7 @@ def test_real_graphs_on_gpu(name, strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("name", ["rmat_small", "disconnected", "star"])
 def test_zerocopy_edges_on_gpu(name, strategy):
-    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU, zerocopy=True)
+    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU, edges=EdgeOptions("zerocopy"))
 
 
 @pytest.mark.parametrize("spec", ["rmat:18", "uniform:18"])
@@ -39,4 +40,4 @@ def test_generated_graphs_on_gpu(spec):
     import totem_py
     g = totem_py.generate(spec, seed=2, undirected=True, weighted=True)
     check_matrix(g, "HIGH", devices=GPU, shares=(0.7, 0.3, 0.0))
-    check_matrix(g, "RAND", devices=GPU, shares=(0.5, 0.0), zerocopy=True)
+    check_matrix(g, "RAND", devices=GPU, shares=(0.5, 0.0), edges=EdgeOptions("zerocopy"))

@@ -87,6 +87,7 @@ def run_ranks(argv, comm):
     """The command on every rank; returns the exit code."""
     import numba
 
+    from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, node_place, scatter_plan
     from partitioners import partition as make_plan
 
@@ -160,7 +161,8 @@ def run_ranks(argv, comm):
 
     zerocopy = args.transfer == "zerocopy"
     rank_plan = scatter_plan(comm, plan)
-    engine = MpiEngine(rank_plan, comm, device, progress if root else None, zerocopy,
+    edges = EdgeOptions("zerocopy" if zerocopy else "resident")
+    engine = MpiEngine(rank_plan, comm, device, progress if root else None, edges,
                        source_plan=plan, timeout=args.mpi_timeout)
     t0 = time.perf_counter()
     engine.prepare(alg)

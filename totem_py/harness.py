@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bsp import Algorithm, Engine
+from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank
@@ -112,9 +112,34 @@ def choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
     return auto_share(graph, strategy, gpus, 0.9 * budget / views, per_edge, seed)
 
 
+def transfer_summary(engine, records, h2d):
+    """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
+    bytes moved by each engine, their sum over the streamed edge bytes, and each engine's share
+    of the chunks served."""
+    out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
+                                                      if p.kind == "gpu")))
+    streams = [v.stream for p in engine.parts for v in {id(v): v for v in p.views.values()}
+               .values() if v.stream is not None]
+    if not streams:
+        return out
+    moved = {k: sum(r.get(k, 0) for r in records)
+             for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes")}
+    served = {k: sum(r["engines"][k] for r in records)
+              for k in ("resident", "filter", "compaction", "zerocopy")}
+    streamed = sum(s.edge_bytes for s in streams)
+    total = max(sum(served.values()), 1)
+    out.update(moved, streamed_edge_bytes=int(streamed),
+               volume_ratio=sum(moved.values()) / max(streamed, 1),
+               engine_share={k: v / total for k, v in served.items()},
+               chunks=sum(s.nchunks for s in streams),
+               resident_chunks=sum(s.n_resident for s in streams))
+    return out
+
+
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
-        verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None):
+        verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
+        chunk_bytes=32 << 20):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
     cpu share and GPU count reuses it (and its engines) instead of partitioning again."""
     import numba
@@ -142,18 +167,20 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         plan = make_plan(graph, strategy, cpu_share, gpus, seed)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
-    if transfer in ("filter", "compaction"):
-        raise NotImplementedError(f"--transfer {transfer}: HyTGraph's transfer engines are not "
-                                  "implemented yet (auto, resident and zerocopy are)")
-    zerocopy = transfer == "zerocopy"
-    engine = plan.engines.get((device, zerocopy))
+    # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
+    # when none is given); zerocopy without a budget is TOTEM's mapped mode
+    budget = gpu_memory if transfer in ("resident", "zerocopy") else gpu_budget(device, gpu_memory)
+    if chunk_bytes < 64:
+        raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
+    edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes)
+    engine = plan.engines.get((device, edges))
     if engine is None:
-        engine = plan.engines[device, zerocopy] = Engine(plan, device, zerocopy=zerocopy)
+        engine = plan.engines[device, edges] = Engine(plan, device, edges=edges)
     engine.progress = progress
     t0 = time.perf_counter()
     engine.prepare(alg)
     prepare_s = time.perf_counter() - t0
-    if gpu_memory is not None and device != "cpu" and not zerocopy:
+    if gpu_memory is not None and device != "cpu" and transfer == "resident":
         for p in engine.parts:
             if p.kind == "gpu" and p.graph_bytes > gpu_memory:
                 raise InputError(
@@ -185,7 +212,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):
-        on_gpu = p.graph_bytes if p.kind == "gpu" and device != "cpu" and not zerocopy else 0
+        views = {id(v): v for v in p.views.values()}.values()
+        on_gpu = sum(v.device_bytes for v in views) if p.kind == "gpu" and device != "cpu" else 0
         parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
                           boundary_edges=row["boundary_edges"],
                           remote_vertices=row["remote_vertices"],
@@ -202,7 +230,6 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         collect_s=statistics.median(collect_s),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,
-        transfer=dict(h2d_bytes=int(h2d),
-                      edge_bytes=int(sum(p.graph_bytes for p in engine.parts if p.kind == "gpu"))),
+        transfer=transfer_summary(engine, records, h2d),
         verified=verified)
     return Result(values, metrics, plan)

@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def parse_bytes(text):
+def parse_bytes(text, option="--gpu-memory"):
     """'4G', '512M', '1.5e9' -> bytes."""
     units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     t = text.strip().upper().rstrip("B").rstrip("I")
@@ -32,7 +32,7 @@ def parse_bytes(text):
             return int(float(t[:-1]) * units[t[-1]])
         return int(float(t))
     except ValueError:
-        raise InputError(f"--gpu-memory: cannot read {text!r} as a size (e.g. 4G, 512M)") from None
+        raise InputError(f"{option}: cannot read {text!r} as a size (e.g. 4G, 512M)") from None
 
 
 def build_parser():
@@ -53,8 +53,12 @@ def build_parser():
     p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
     p.add_argument("--transfer", default="auto",
-                   help="auto, resident (edges in GPU memory), zerocopy (edges in mapped host "
-                        "memory); filter and compaction are not implemented yet")
+                   help="auto (edges over the GPU budget stream from host memory, each chunk by "
+                        "the cheapest of HyTGraph's engines), resident (edges in GPU memory), "
+                        "zerocopy (edges in mapped host memory; with --gpu-memory, what fits "
+                        "stays resident), filter or compaction (force that engine)")
+    p.add_argument("--chunk-bytes", default="32M",
+                   help="size of the chunks streamed edges are split into (default 32M)")
     p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
     p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
     p.add_argument("--trials", type=int, default=1)
@@ -117,7 +121,7 @@ def main(argv=None):
                  gpus=args.gpus, device=args.device, source=args.source,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
-                 transfer=args.transfer)
+                 transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"))
     m = result.metrics
     if args.output:
         _atomic_write(args.output, lambda f: np.save(f, result.values))

@@ -66,13 +66,15 @@ class BC(Algorithm):
         k, s, v = part.kernels("bc"), part.state, part.views["out"]
         if mode is FORWARD:
             q = s.queue
-            k.bc_forward(v.indptr, v.indices, v.n_local, s.level, s.sigma, box.values, q.items,
-                         q.length, self.depth, q.next, q.next_len, box.touched, box.count)
+            for indptr, indices, _, queue, qlen in v.queue_segments(q.items, q.length):
+                k.bc_forward(indptr, indices, v.n_local, s.level, s.sigma, box.values, queue,
+                             qlen, self.depth, q.next, q.next_len, box.touched, box.count)
         else:
             ptr = s.level_ptr
             vertices = s.order[ptr[self.depth]:ptr[self.depth + 1]]
-            k.bc_backward(v.indptr, v.indices, v.n_local, s.level, s.sigma, s.delta, box,
-                          self.depth, s.bc, s.source_lvid, vertices)
+            for indptr, indices, _, queue, qlen in v.queue_segments(vertices, vertices.size):
+                k.bc_backward(indptr, indices, v.n_local, s.level, s.sigma, s.delta, box,
+                              self.depth, s.bc, s.source_lvid, queue[:qlen])
 
     def scatter(self, part, step, mode, inbox):
         s = part.state

@@ -38,10 +38,12 @@ class BFS(Algorithm):
         k, s, v = part.kernels("bfs"), part.state, part.views[mode.view]
         q = s.queue
         if mode.name == "push":
-            k.bfs_push(v.indptr, v.indices, v.n_local, s.level, q.items, q.length, step,
-                       q.next, q.next_len, box.touched, box.count)
+            for indptr, indices, _, queue, qlen in v.queue_segments(q.items, q.length):
+                k.bfs_push(indptr, indices, v.n_local, s.level, queue, qlen, step,
+                           q.next, q.next_len, box.touched, box.count)
         else:
-            k.bfs_pull(v.indptr, v.indices, v.n_local, s.level, step, q.next, q.next_len)
+            for indptr, indices, _, first, end in v.row_segments():
+                k.bfs_pull(indptr, indices, end, s.level, step, q.next, q.next_len, first)
 
     def gather(self, part, step, mode):
         return part.state.level[part.views[mode.view].boundary_lvid]

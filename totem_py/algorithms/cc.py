@@ -34,10 +34,12 @@ class CC(Algorithm):
         k, s, v = part.kernels("cc"), part.state, part.views["both"]
         if step == 0:
             for r in range(k.SAMPLE):
-                k.cc_link_sample(v.indptr, v.indices, v.n_local, s.comp, r)
+                for indptr, indices, _, first, end in v.row_segments(heads=True):
+                    k.cc_link_sample(indptr, indices, end, s.comp, r, first)
                 k.cc_compress(s.comp)
             giant = k.cc_frequent(s.comp[:v.n_local], 1024, self.seed)
-            k.cc_link_rest(v.indptr, v.indices, v.n_local, s.comp, giant)
+            for indptr, indices, _, first, end in v.row_segments():
+                k.cc_link_rest(indptr, indices, end, s.comp, giant, first)
             k.cc_compress(s.comp)
             k.cc_labels(s.comp, s.gvid, s.label)
         k.cc_publish(s.comp, s.label, v.n_local, s.changed, box.values, step == 0, box.touched,

@@ -40,7 +40,9 @@ class PageRank(Algorithm):
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("pagerank"), part.state, part.views["in"]
         base = (1.0 - self.damping) / max(part.n_vertices, 1)
-        k.pr_pull(v.indptr, v.indices, s.contrib, s.rank, base, self.damping)
+        for indptr, indices, _, first, end in v.row_segments():
+            k.pr_pull(indptr[first:end + 1], indices, s.contrib, s.rank[first:end], base,
+                      self.damping)
 
     def vote(self, part, step):
         part.kernels("pagerank").pr_contrib(part.state.rank, part.out_degree, part.state.contrib)

@@ -68,8 +68,9 @@ class SSSP(Algorithm):
                      s.keep, s.keep_len)
         qlen = int(s.queue_len[0])
         s.work, s.keep, s.work_len, s.keep_len = s.keep, s.work, s.keep_len, s.work_len
-        k.sssp_relax(v.indptr, v.indices, v.weights, v.n_local, s.dist, s.queue, qlen, s.pending,
-                     s.work, s.work_len, box.touched, box.count)
+        for indptr, indices, weights, queue, length in v.queue_segments(s.queue, qlen):
+            k.sssp_relax(indptr, indices, weights, v.n_local, s.dist, queue, length, s.pending,
+                         s.work, s.work_len, box.touched, box.count)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state

@@ -1,0 +1,331 @@
+"""Streamed edges: HyTGraph's hybrid transfer management (HyTM) for a GPU partition whose edges
+do not fit its budget (`--gpu-memory`).
+
+The edges (and weights, for algorithms that read them) stay in pinned, mapped host memory, split
+into chunks of consecutive rows holding about `chunk_bytes` of indices each. The first chunks, as
+many as the budget holds beside the row index and the staging buffers, are copied to the device
+once and read from there (the partitioner puts the hubs first, so they hold the hubs' rows). Each
+superstep the kernel that walks the edges runs once per *segment*, a set of queue vertices whose
+rows one data path serves:
+
+* resident: the chunks in device memory;
+* ExpTM-filter: whole active chunks, up to `merge` adjacent ones per copy, copied into one of two
+  device staging buffers (the copy of one group runs while the kernel reads the other);
+* ExpTM-compaction: the CPU gathers the active rows (Numba, on a worker thread while the GPU runs
+  the other segments) into a pinned buffer, one copy, and the kernel reads the compacted rows
+  through a row index written for those vertices only;
+* ImpTM-zero-copy: the kernel reads the rows from mapped host memory, all such chunks in one launch.
+
+Per chunk, from the frontier (`chunk_stats`, one pass on the device), the cost model
+(bsp/transfer_model.py, constants from `python -m totem_py.calibrate`) picks the engine with
+HyTGraph's rule, unless `--transfer` forces one. Kernels see ordinary (indptr, indices, weights)
+arrays: a staging buffer is presented as an array whose index e is edge e of the partition (its
+start shifted back by the group's first edge), so kernels need no change; kernels over all rows take
+a row range instead of a queue (`row_segments`). Emulated partitions run the same code on NumPy
+arrays with the same bookkeeping. Every superstep's choices and bytes moved are in `stats`.
+"""
+
+import concurrent.futures
+
+import numpy as np
+
+from .transfer_model import ENGINES, load_profile
+
+FILTER, COMPACTION, ZEROCOPY = range(3)
+RESIDENT = 3
+CODES = "FCZR"          # per chunk and superstep in the statistics; '.' for an idle chunk
+MAX_CHUNKS = 1024       # kernels_gpu/chunks.py keeps per-chunk totals in shared memory
+
+
+def chunk_starts(indptr, n, width, chunk_bytes):
+    """First row of each chunk (and n): chunks of consecutive rows with about `chunk_bytes` of
+    edges each (a row longer than that is a chunk of its own); at most MAX_CHUNKS chunks."""
+    edges = int(indptr[n] - indptr[0])
+    per = max(1, chunk_bytes // width, -(-edges // MAX_CHUNKS))
+    rows = np.searchsorted(indptr[:n + 1], indptr[0] + np.arange(per, edges, per), side="left")
+    return np.unique(np.concatenate([[0], rows, [n]])).astype(np.int64)
+
+
+def row_lines(indptr, width):
+    """128-byte lines a zero-copy read of each row touches (0 for an empty row)."""
+    a, b = indptr[:-1], indptr[1:]
+    return np.where(b > a, (b * width - 1) // 128 - (a * width) // 128 + 1, 0)
+
+
+class EdgeStream:
+    """One view's edges for one GPU partition, streamed (see the module's docstring)."""
+
+    def __init__(self, part, view, indptr, budget, transfer, chunk_bytes, merge=4, weights=False):
+        self.part, self.view, self.indptr = part, view, indptr
+        self.transfer = transfer
+        self.merge = max(1, int(merge))
+        n = self.n = view.n_local
+        hp = view.indptr
+        self.width = view.indices.itemsize
+        self.wwidth = view.weights.itemsize if weights else 0
+        bpe = self.width + self.wwidth
+        starts = self.starts = chunk_starts(hp, n, self.width, chunk_bytes)
+        ends = self.ends = hp[starts]                 # first edge of each chunk, and the last + 1
+        nchunks = self.nchunks = starts.size - 1
+        sizes = np.diff(ends)
+        window = max(int(np.convolve(sizes, np.ones(self.merge, np.int64))[:max(nchunks, 1)].max(
+            initial=0)), 1)
+        self.capacity = window                        # edges per staging buffer
+        # the budget holds edge data: 2 staging buffers, the compaction buffer and the resident
+        # chunks (the row indexes and scratch queues, n-sized, count as vertex state)
+        fixed = 3 * window * bpe
+        if budget < fixed:
+            from totem_py.errors import InputError
+            raise InputError(
+                f"--gpu-memory {budget} bytes is too small to stream GPU partition {part.pid}'s "
+                f"{int(ends[-1] - ends[0])} edges: its staging buffers need {fixed} bytes "
+                f"(--chunk-bytes {chunk_bytes}, {self.merge} chunks per copy)")
+        fit = np.flatnonzero((ends - ends[0]) * bpe <= budget - fixed)
+        self.n_resident = int(fit[-1]) if fit.size else 0          # chunks 0..n_resident-1
+        e_res = int(ends[self.n_resident])
+        to = part.to_device
+        self.res_indices = to(view.indices[:e_res], count=False)
+        self.res_weights = to(view.weights[:e_res], count=False) if weights else None
+        self.host_indices = part.mapped(view.indices)
+        self.host_weights = part.mapped(view.weights) if weights else None
+        xp = part.xp
+        self.staging = [(xp.empty(window, view.indices.dtype),
+                         xp.empty(window, np.float64) if weights else None) for _ in range(2)]
+        self.compact = (xp.empty(window, view.indices.dtype),
+                        xp.empty(window, np.float64) if weights else None)
+        self.compact_host = (part.pinned(window, view.indices.dtype),
+                             part.pinned(window, np.float64) if weights else None)
+        self.index = xp.zeros(n + 1, np.int64)        # row index of the compacted rows
+        self.starts_dev = to(starts, count=False)
+        self.cid = xp.empty(max(n, 1), np.int64)
+        self.split = xp.empty(max(n, 1), np.int64)
+        self.counters = xp.zeros((3, max(nchunks, 1)), np.int64)
+        self.device_bytes = int(fixed + e_res * bpe + hp.nbytes)
+        self.edge_bytes = int(ends[-1] - ends[0]) * bpe
+        lines = row_lines(hp, self.width) + (row_lines(hp, self.wwidth) if weights else 0)
+        nonempty = np.concatenate([[0], np.cumsum(np.diff(hp) > 0)])
+        rows, head = np.diff(starts), np.diff(nonempty[starts])
+        per_chunk = np.add.reduceat(lines, starts[:-1]) if nchunks else np.zeros(0, np.int64)
+        self.full = (rows, sizes, per_chunk)          # every row active: (vertices, edges, lines)
+        self.heads = (rows, head, head)               # the first edge of every row only
+        self.profile = load_profile(warn=transfer == "auto") if transfer == "auto" else None
+        self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
+        self.stats = self._empty_stats()
+
+    # -- the choice -------------------------------------------------------------------------
+
+    def choose(self, vertices, edges, lines):
+        """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine."""
+        codes = np.full(self.nchunks, -1, np.int8)
+        active = edges > 0
+        if self.transfer == "auto":
+            bpe = self.width + self.wwidth
+            chunk = np.diff(self.ends) * bpe
+            pm = self.profile
+            density = edges / np.maximum(np.diff(self.ends), 1)
+            picked = pm.choose(pm.filter_s(chunk), pm.compaction_s(edges * bpe, vertices),
+                               pm.zerocopy_s(lines, density))
+        else:
+            picked = np.full(self.nchunks, ENGINES.index(self.transfer), np.int8)
+        codes[active] = picked[active]
+        codes[:self.n_resident][active[:self.n_resident]] = RESIDENT
+        return codes
+
+    def _groups(self, codes):
+        """Runs of up to `merge` adjacent filter chunks: [(first chunk, end chunk)]."""
+        groups, c = [], 0
+        while c < self.nchunks:
+            if codes[c] == FILTER:
+                d = c + 1
+                while d < self.nchunks and d - c < self.merge and codes[d] == FILTER:
+                    d += 1
+                groups.append((c, d))
+                c = d
+            else:
+                c += 1
+        return groups
+
+    # -- statistics -------------------------------------------------------------------------
+
+    @staticmethod
+    def _empty_stats():
+        return dict(chunks="", resident=0, filter=0, compaction=0, zerocopy=0,
+                    filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0)
+
+    def _record(self, codes, lines):
+        s = self.stats
+        s["chunks"] += "".join("." if c < 0 else CODES[c] for c in codes)
+        for code, name in enumerate(ENGINES + ("resident",)):
+            s[name] += int(np.count_nonzero(codes == code))
+        s["zerocopy_bytes"] += int(lines[codes == ZEROCOPY].sum()) * 128
+
+    def take_stats(self):
+        out, self.stats = self.stats, self._empty_stats()
+        return out
+
+    # -- frontier kernels -------------------------------------------------------------------
+
+    def queue_segments(self, queue, qlen):
+        """(indptr, indices, weights, sub-queue, length) per segment of queue[:qlen]."""
+        if qlen == 0:
+            return
+        part, k = self.part, self.part.kernels("chunks")
+        cnt = self.counters
+        cnt.fill(0)
+        k.chunk_stats(self.indptr, queue, qlen, self.starts_dev, self.width, self.wwidth,
+                      self.cid, cnt[0], cnt[1], cnt[2])
+        vertices, edges, lines = part.to_host(cnt, count=False)[:, :self.nchunks]
+        codes = self.choose(vertices, edges, lines)
+        self._record(codes, lines)
+        groups = self._groups(codes)
+        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy, 2 compaction,
+        # 3.. the filter groups
+        seg = np.zeros(self.nchunks, np.int64)
+        seg[codes == ZEROCOPY] = 1
+        seg[codes == COMPACTION] = 2
+        for j, (c, d) in enumerate(groups):
+            seg[c:d] = 3 + j
+        sizes = np.bincount(seg, weights=vertices, minlength=3 + len(groups)).astype(np.int64)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        if np.count_nonzero(sizes) == 1:
+            sub = [queue if s == np.flatnonzero(sizes)[0] else None for s in range(sizes.size)]
+        else:
+            pos = part.to_device(offsets[:-1], count=False)
+            k.chunk_split(queue, qlen, self.cid, part.to_device(seg, count=False), pos,
+                          self.split)
+            sub = [self.split[offsets[s]:offsets[s + 1]] for s in range(sizes.size)]
+        pending = None
+        if sizes[2]:
+            pending = self._compact_queue(sub[2], int(sizes[2]))
+        copies = [self._copy_group(j, c, d) for j, (c, d) in enumerate(groups[:2])]
+        if sizes[0]:
+            yield self.indptr, self.res_indices, self.res_weights, sub[0], int(sizes[0])
+        if sizes[1]:
+            yield self.indptr, self.host_indices, self.host_weights, sub[1], int(sizes[1])
+        for j, (c, d) in enumerate(groups):
+            indices, weights = copies[j]
+            yield self.indptr, indices, weights, sub[3 + j], int(sizes[3 + j])
+            part.release(j % 2)
+            if j + 2 < len(groups):
+                copies.append(self._copy_group(j + 2, *groups[j + 2]))
+        if pending is not None:
+            yield from self._compacted(pending)
+
+    def _copy_group(self, j, c, d):
+        """Start copying chunks c..d-1 into staging buffer j % 2; the shifted arrays."""
+        lo, hi = int(self.ends[c]), int(self.ends[d])
+        bufs = self.staging[j % 2]
+        part = self.part
+        out = []
+        for buf, host in zip(bufs, (self.host_indices, self.host_weights)):
+            if buf is None:
+                out.append(None)
+                continue
+            part.copy_in(buf, host, lo, hi, j % 2)
+            out.append(part.shifted(buf, lo, hi))
+            self.stats["filter_bytes"] += (hi - lo) * buf.itemsize
+        part.copied(j % 2)
+        return out
+
+    def _compact_queue(self, sub, length):
+        """Start the compaction of the rows of sub[:length]: the sorted queue comes to the host,
+        the gather runs on the worker thread (inline on an emulated partition)."""
+        queue = np.sort(self.part.to_host(sub[:length], count=False))
+        if self.pool is None:
+            return self._gather(queue)
+        return self.pool.submit(self._gather, queue)
+
+    def _gather(self, queue):
+        """Batches of rows that fit the compaction buffer; the first one gathered into the
+        pinned buffer: (batches, its offsets)."""
+        hp = self.view.indptr
+        deg = hp[queue + 1] - hp[queue]
+        cum = np.cumsum(deg)
+        batches, first = [], 0
+        while first < queue.size:
+            base = cum[first] - deg[first]
+            last = max(first + 1, int(np.searchsorted(cum, base + self.capacity, side="right")))
+            batches.append(queue[first:last])
+            first = last
+        return batches, self._gather_batch(batches[0])
+
+    def _gather_batch(self, queue):
+        from kernels_cpu.chunks import chunk_gather
+        self.part.host_wait(2)      # the last copy out of the pinned buffer is done
+        hp = self.view.indptr
+        offsets = chunk_gather(hp, self.view.indices, queue, queue.size, self.compact_host[0])
+        if self.wwidth:
+            chunk_gather(hp, self.view.weights, queue, queue.size, self.compact_host[1])
+        return offsets
+
+    def _compacted(self, pending):
+        batches, offsets = pending if isinstance(pending, tuple) else pending.result()
+        part, k = self.part, self.part.kernels("chunks")
+        for b, q in enumerate(batches):
+            if b:
+                offsets = self._gather_batch(q)
+            total = int(offsets[-1])
+            for buf, host in zip(self.compact, self.compact_host):
+                if buf is not None:
+                    part.copy_in(buf, host, 0, total, 2)
+                    self.stats["compaction_bytes"] += total * buf.itemsize
+            qd = part.to_device(q, count=False)
+            od = part.to_device(offsets, count=False)
+            self.stats["compaction_bytes"] += q.nbytes + offsets.nbytes
+            part.copied(2)
+            k.chunk_index(qd, q.size, od, self.index)
+            yield (self.index, part.shifted(self.compact[0], 0, total),
+                   None if self.compact[1] is None else part.shifted(self.compact[1], 0, total),
+                   qd, int(q.size))
+            part.release(2)
+
+    # -- kernels over all rows --------------------------------------------------------------
+
+    def row_segments(self, heads=False):
+        """(indptr, indices, weights, first row, end row) covering every row once; `heads`:
+        the kernel reads about one edge per row (CC's sampled links), not whole rows."""
+        vertices, edges, lines = self.heads if heads else self.full
+        codes = self.choose(vertices, edges, lines)
+        self._record(codes, lines)
+        starts = self.starts
+        if self.n_resident:
+            yield self.indptr, self.res_indices, self.res_weights, 0, int(starts[self.n_resident])
+        c = 0
+        while c < self.nchunks:          # zero-copy chunks: one launch per run of them
+            if codes[c] != ZEROCOPY:
+                c += 1
+                continue
+            d = c
+            while d < self.nchunks and codes[d] == ZEROCOPY:
+                d += 1
+            yield self.indptr, self.host_indices, self.host_weights, int(starts[c]), int(starts[d])
+            c = d
+        groups = self._groups(codes)
+        copies = [self._copy_group(j, c, d) for j, (c, d) in enumerate(groups[:2])]
+        for j, (c, d) in enumerate(groups):
+            indices, weights = copies[j]
+            yield self.indptr, indices, weights, int(starts[c]), int(starts[d])
+            self.part.release(j % 2)
+            if j + 2 < len(groups):
+                copies.append(self._copy_group(j + 2, *groups[j + 2]))
+        for c in np.flatnonzero(codes == COMPACTION):   # every row active: the CPU copies chunks
+            yield from self._compact_rows(int(c))
+
+    def _compact_rows(self, c):
+        from kernels_cpu.chunks import chunk_copy
+        part = self.part
+        lo, hi = int(self.ends[c]), int(self.ends[c + 1])
+        out = []
+        part.host_wait(2)
+        for buf, pinned, host in zip(self.compact, self.compact_host,
+                                     (self.view.indices, self.view.weights)):
+            if buf is None:
+                out.append(None)
+                continue
+            chunk_copy(host, lo, hi, pinned)
+            part.copy_in(buf, pinned, 0, hi - lo, 2)
+            self.stats["compaction_bytes"] += (hi - lo) * buf.itemsize
+            out.append(part.shifted(buf, lo, hi))
+        part.copied(2)
+        yield self.indptr, out[0], out[1], int(self.starts[c]), int(self.starts[c + 1])
+        part.release(2)

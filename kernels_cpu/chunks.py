@@ -1,0 +1,90 @@
+"""Chunk bookkeeping for streamed edges (bsp/stream.py); kernels_gpu/chunks.py has the CUDA twins.
+
+A GPU partition whose edges stay in host memory splits them into chunks of consecutive rows
+(`starts[c]` is chunk c's first row). Per superstep, from the frontier queue:
+`chunk_stats` counts per chunk the active vertices (with at least one edge), their edges and the
+128-byte lines a zero-copy read of their rows touches (misaligned starts count: a row spanning
+bytes [a, b) touches (b - 1) // 128 - a // 128 + 1 lines, for the indices and, when weights are
+read too, for the weights); `chunk_split` deals the queue into per-segment sub-queues;
+`chunk_index` writes the row index of a compacted sub-graph; `chunk_gather` is the CPU's
+compaction (the active rows' edges, back to back, into a staging buffer).
+These run on emulated GPU partitions only (a real one runs the CUDA twins), except
+`chunk_gather`, the host side of ExpTM-compaction for both: plain loops, parallel over blocks of
+equal edge counts where the work can be large.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .jit import BLOCKS, block_edges, frontier_blocks
+
+
+@njit(nogil=True, cache=True)
+def chunk_of(starts, v):
+    """The chunk holding row v: the last c with starts[c] <= v."""
+    return np.searchsorted(starts, v, side="right") - 1
+
+
+@njit(nogil=True, cache=True)
+def _lines(a, b, width):
+    return (b * width - 1) // 128 - (a * width) // 128 + 1
+
+
+@njit(nogil=True, cache=True)
+def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, lines):
+    for i in range(qlen):
+        v = queue[i]
+        c = chunk_of(starts, v)
+        cid[i] = c
+        counts[c] += 1
+        a, b = indptr[v], indptr[v + 1]
+        if b > a:
+            edges[c] += b - a
+            lines[c] += _lines(a, b, width)
+            if wwidth:
+                lines[c] += _lines(a, b, wwidth)
+
+
+@njit(nogil=True, cache=True)
+def chunk_split(queue, qlen, cid, seg_of_chunk, pos, out):
+    for i in range(qlen):
+        s = seg_of_chunk[cid[i]]
+        out[pos[s]] = queue[i]
+        pos[s] += 1
+
+
+@njit(nogil=True, cache=True)
+def chunk_index(queue, qlen, offsets, index):
+    """Rows of the compacted graph: queue[:qlen] ascending, its rows back to back from
+    offsets[i]; so index[v] .. index[v + 1] is row v there (a vertex's end is its successor's
+    start when both are in the queue)."""
+    for i in range(qlen):
+        v = queue[i]
+        index[v] = offsets[i]
+        index[v + 1] = offsets[i + 1]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def chunk_gather(indptr, indices, queue, qlen, out):
+    """Rows of queue[:qlen] back to back into out; returns the offsets (qlen + 1 entries)."""
+    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
+    for b in prange(nblocks):
+        i, lo, hi = block_edges(offsets, nblocks, b)
+        while lo < hi:
+            stop = min(hi, offsets[i + 1])
+            src = indptr[queue[i]] - offsets[i]
+            for k in range(lo, stop):
+                out[k] = indices[src + k]
+            lo = stop
+            i += 1
+    return offsets
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def chunk_copy(src, lo, hi, out):
+    """out[:hi - lo] = src[lo:hi] over all threads (compaction of fully active rows)."""
+    n = hi - lo
+    nblocks = max(1, min(BLOCKS, n // 65536))
+    for b in prange(nblocks):
+        for k in range(n * b // nblocks, n * (b + 1) // nblocks):
+            out[k] = src[lo + k]

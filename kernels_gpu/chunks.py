@@ -1,0 +1,109 @@
+"""Chunk bookkeeping for streamed edges, CUDA twins of kernels_cpu/chunks.py (same names,
+arguments and results; `chunk_gather` and `chunk_copy` have none: compaction runs on the CPU).
+
+chunk_stats: a grid-stride loop, one queue item per thread at a time; per-chunk totals gather in
+shared memory and each block adds them to the global ones once (MAX_CHUNKS chunks at most, which
+the stream guarantees by widening its chunks). chunk_split: one item per thread; a block counts
+its items per segment in shared memory, reserves room for them with one atomic per segment, then
+writes them. chunk_index: one thread per item.
+"""
+
+import numpy as np
+
+from ._cuda import THREADS, function, i64, launch
+
+MAX_CHUNKS = 1024
+
+SOURCE = r"""
+#define MAX_CHUNKS 1024
+__device__ __forceinline__ int chunk_of(const i64* starts, int nchunks, i64 v) {
+    int lo = 0, hi = nchunks;          // the last c with starts[c] <= v
+    while (hi - lo > 1) {
+        int mid = (lo + hi) >> 1;
+        if (starts[mid] <= v) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+__device__ __forceinline__ u64 lines(i64 a, i64 b, i64 width) {
+    return (u64)((b * width - 1) / 128 - (a * width) / 128 + 1);
+}
+__global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
+                                  const i64* starts, int nchunks, i64 width, i64 wwidth,
+                                  i64* cid, u64* counts, u64* edges, u64* nlines) {
+    __shared__ u64 s_count[MAX_CHUNKS], s_edges[MAX_CHUNKS], s_lines[MAX_CHUNKS];
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s_count[c] = s_edges[c] = s_lines[c] = 0;
+    __syncthreads();
+    for (i64 i = global_thread(); i < qlen; i += (i64)gridDim.x * blockDim.x) {
+        i64 v = queue[i];
+        int c = chunk_of(starts, nchunks, v);
+        cid[i] = c;
+        atomicAdd(&s_count[c], 1ULL);
+        i64 a = indptr[v], b = indptr[v + 1];
+        if (b > a) {
+            u64 l = lines(a, b, width);
+            if (wwidth) l += lines(a, b, wwidth);
+            atomicAdd(&s_edges[c], (u64)(b - a));
+            atomicAdd(&s_lines[c], l);
+        }
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
+        if (s_count[c]) {
+            atomicAdd(&counts[c], s_count[c]);
+            atomicAdd(&edges[c], s_edges[c]);
+            atomicAdd(&nlines[c], s_lines[c]);
+        }
+    }
+}
+
+__global__ void totem_chunk_split(const i64* queue, i64 qlen, const i64* cid,
+                                  const i64* seg_of_chunk, int nsegs, u64* pos, i64* out) {
+    __shared__ unsigned int s_count[MAX_CHUNKS];
+    __shared__ u64 s_base[MAX_CHUNKS];
+    for (int s = threadIdx.x; s < nsegs; s += blockDim.x) s_count[s] = 0;
+    __syncthreads();
+    i64 i = global_thread();
+    int seg = -1;
+    unsigned int r = 0;
+    if (i < qlen) {
+        seg = (int)seg_of_chunk[cid[i]];
+        r = atomicAdd(&s_count[seg], 1u);
+    }
+    __syncthreads();
+    for (int s = threadIdx.x; s < nsegs; s += blockDim.x)
+        if (s_count[s]) s_base[s] = atomicAdd(&pos[s], (u64)s_count[s]);
+    __syncthreads();
+    if (seg >= 0) out[s_base[seg] + r] = queue[i];
+}
+
+__global__ void totem_chunk_index(const i64* queue, i64 qlen, const i64* offsets, i64* index) {
+    i64 i = global_thread();
+    if (i >= qlen) return;
+    i64 v = queue[i];
+    index[v] = offsets[i];
+    index[v + 1] = offsets[i + 1];
+}
+"""
+
+
+def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, lines):
+    nchunks = starts.size - 1
+    assert nchunks <= MAX_CHUNKS
+    blocks = max(1, min((int(qlen) + THREADS - 1) // THREADS, 1024))
+    if qlen > 0:
+        function(SOURCE, "totem_chunk_stats")(
+            (blocks,), (THREADS,), (indptr, queue, i64(qlen), starts, np.int32(nchunks),
+                                    i64(width), i64(wwidth), cid, counts, edges, lines))
+
+
+def chunk_split(queue, qlen, cid, seg_of_chunk, pos, out):
+    nsegs = int(pos.size)
+    assert nsegs <= MAX_CHUNKS
+    launch(function(SOURCE, "totem_chunk_split"), qlen,
+           (queue, i64(qlen), cid, seg_of_chunk, np.int32(nsegs), pos, out))
+
+
+def chunk_index(queue, qlen, offsets, index):
+    launch(function(SOURCE, "totem_chunk_index"), qlen, (queue, i64(qlen), offsets, index))
+
+
