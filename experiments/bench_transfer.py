@@ -1,0 +1,145 @@
+"""Transfer-engine benchmark (issue: out-of-GPU-memory partitions): a GPU-only run whose edges
+exceed the GPU budget streams them from host memory; for each algorithm, every engine forced
+(filter, compaction, zerocopy) and auto (HyTGraph's cost rule), all in one run, on the GPU machine.
+
+    python -m experiments.bench_transfer --graph rmat:26 --budget-fraction 0.25 \\
+        --json out/transfer.json --png out/transfer.png
+
+Prints one table: time, the engine's speed against the best fixed engine, transfer volume over
+the streamed edge volume (HyTGraph table VI), the chunk shares served resident / filter /
+compaction / zero-copy, and the bytes moved per second. The PNG shows, per superstep of each auto
+run, the share of active chunks each engine served (HyTGraph fig. 6). Results of every engine are
+checked against the first engine's.
+"""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+import totem_py
+from experiments.bench_gpu import same
+from totem_py.run import parse_bytes
+
+ENGINES = ("filter", "compaction", "zerocopy", "auto")
+LETTERS = {"resident": "R", "filter": "F", "compaction": "C", "zerocopy": "Z"}
+# other systems' times on the GPU machine (issue text), ms: (graph, undirected) -> alg -> ms
+OTHERS = {
+    ("rmat:24", True): {"EMOGI": {"bfs": 113, "sssp": 330, "pagerank": 77 * 5},
+                        "TOTEM mapped": {"bfs": 406, "sssp": 250, "pagerank": 100 * 5,
+                                         "cc": 138}},
+    ("rmat:22", True): {"HyTGraph": {"bfs": 22, "sssp": 97, "pagerank": 7.9 * 5}},
+}
+
+
+def shares_per_step(metrics):
+    """[(step, {engine: share of the step's active chunks})] over the supersteps that streamed."""
+    out = []
+    for s in metrics["per_superstep"]:
+        letters = "".join(s.get("chunks", {}).values()).replace(".", "")
+        if letters:
+            out.append((s["step"], {e: letters.count(c) / len(letters)
+                                    for e, c in LETTERS.items()}))
+    return out
+
+
+def plot(rows, path):
+    from experiments.plotting import pyplot
+    plt = pyplot()
+    autos = [r for r in rows if r["transfer"] == "auto"]
+    fig, axes = plt.subplots(len(autos), 1, figsize=(8, 2.2 * len(autos)), squeeze=False)
+    colours = {"resident": "#999999", "filter": "#1f77b4", "compaction": "#ff7f0e",
+               "zerocopy": "#2ca02c"}
+    for ax, r in zip(axes[:, 0], autos):
+        steps = r["steps"]
+        x = np.arange(len(steps))
+        bottom = np.zeros(len(steps))
+        for e, colour in colours.items():
+            h = np.array([s[e] for _, s in steps])
+            ax.bar(x, h, bottom=bottom, color=colour, label=e, width=0.9)
+            bottom += h
+        ax.set_title(f"{r['algorithm']} auto: engine share of active chunks per superstep",
+                     fontsize=9)
+        ax.set_ylim(0, 1)
+        ax.set_xticks(x[::max(1, len(x) // 20)])
+        ax.set_xticklabels([steps[i][0] for i in x[::max(1, len(x) // 20)]], fontsize=7)
+    axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+    axes[-1, 0].set_xlabel("superstep")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--graph", default="rmat:22")
+    p.add_argument("--directed", action="store_true", help="keep the generated graph directed")
+    p.add_argument("--algorithms", default="bfs,sssp,pagerank,cc")
+    p.add_argument("--engines", default=",".join(ENGINES))
+    p.add_argument("--budget-fraction", type=float, default=0.25,
+                   help="--gpu-memory as a fraction of the edge bytes (ids, plus weights for sssp)")
+    p.add_argument("--gpu-memory", default=None, help="a fixed budget instead (e.g. 2G)")
+    p.add_argument("--chunk-bytes", default="32M")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--json", default=None)
+    p.add_argument("--png", default=None)
+    args = p.parse_args(argv)
+    undirected = not args.directed
+    graph = totem_py.generate(args.graph, seed=0, undirected=undirected, weighted=True)
+    print(f"{args.graph} {'undirected' if undirected else 'directed'}: {graph.n_vertices} "
+          f"vertices, {graph.n_edges} edges", flush=True)
+    chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes")
+    others = OTHERS.get((args.graph, undirected), {})
+    rows, plan = [], None
+    for alg in args.algorithms.split(","):
+        per_edge = graph.indices.itemsize + (8 if alg == "sssp" else 0)
+        budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
+            int(args.budget_fraction * graph.n_edges * per_edge)
+        ref, results = None, []
+        for engine in args.engines.split(","):
+            r = totem_py.run(graph, alg, cpu_share=0.0, gpus=1, device=args.device,
+                             gpu_memory=budget, transfer=engine, chunk_bytes=chunk,
+                             trials=args.trials, threads=args.threads, plan=plan)
+            plan, m = r.plan, r.metrics
+            if ref is None:
+                ref = r.values
+            t = m["transfer"]
+            moved = sum(t.get(k, 0) for k in ("filter_bytes", "compaction_bytes",
+                                               "zerocopy_bytes"))
+            results.append(dict(
+                algorithm=alg, transfer=engine, budget=budget, time_ms=1e3 * m["time_s"],
+                supersteps=m["supersteps"], matches=same(alg, r.values, ref),
+                volume_ratio=t.get("volume_ratio"), shares=t.get("engine_share"),
+                moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
+                chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
+                steps=shares_per_step(m), metrics=m))
+        fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
+        for x in results:
+            x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
+            x["others"] = {name: ms[alg] / x["time_ms"] for name, ms in others.items()
+                           if alg in ms}
+        rows += results
+    print(f"{'algorithm':<9} {'engine':<10} {'ms':>9} {'best fixed/x':>12} {'vol/edges':>9} "
+          f"{'R':>5} {'F':>5} {'C':>5} {'Z':>5} {'GB/s':>6}  same  other systems (their ms / ours)")
+    for x in rows:
+        sh = x["shares"] or {}
+        others_txt = ", ".join(f"{k} {v:.2f}x" for k, v in x["others"].items())
+        print(f"{x['algorithm']:<9} {x['transfer']:<10} {x['time_ms']:>9.1f} "
+              f"{x['vs_best_fixed'] or 0:>12.2f} {x['volume_ratio'] or 0:>9.2f} "
+              + " ".join(f"{sh.get(e, 0):>5.2f}" for e in LETTERS)
+              + f" {x['moved_GBps']:>6.1f}  {'yes' if x['matches'] else 'NO':<4}  {others_txt}")
+    print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
+          if not args.gpu_memory else f"budget: {args.gpu_memory}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(graph=args.graph, undirected=undirected, vertices=graph.n_vertices,
+                           edges=graph.n_edges, rows=rows), f, indent=1)
+    if args.png:
+        plot(rows, args.png)
+    return 0 if all(x["matches"] for x in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
