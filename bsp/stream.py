@@ -250,12 +250,13 @@ class EdgeStream:
         return batches, self._gather_batch(batches[0])
 
     def _gather_batch(self, queue):
-        from kernels_cpu.chunks import chunk_gather
+        from kernels_cpu.stream import stream_gather, stream_offsets
         self.part.host_wait(2)      # the last copy out of the pinned buffer is done
-        hp = self.view.indptr
-        offsets = chunk_gather(hp, self.view.indices, queue, queue.size, self.compact_host[0])
-        if self.wwidth:
-            chunk_gather(hp, self.view.weights, queue, queue.size, self.compact_host[1])
+        hp, view = self.view.indptr, self.view
+        offsets = np.empty(queue.size + 1, np.int64)
+        stream_offsets(hp, queue, queue.size, offsets)
+        stream_gather(hp, view.indices, queue, queue.size, offsets, self.compact_host[0],
+                      view.weights if self.wwidth else None, self.compact_host[1])
         return offsets
 
     def _compacted(self, pending):

@@ -6,17 +6,16 @@ A GPU partition whose edges stay in host memory splits them into chunks of conse
 128-byte lines a zero-copy read of their rows touches (misaligned starts count: a row spanning
 bytes [a, b) touches (b - 1) // 128 - a // 128 + 1 lines, for the indices and, when weights are
 read too, for the weights); `chunk_split` deals the queue into per-segment sub-queues;
-`chunk_index` writes the row index of a compacted sub-graph; `chunk_gather` is the CPU's
-compaction (the active rows' edges, back to back, into a staging buffer).
-These run on emulated GPU partitions only (a real one runs the CUDA twins), except
-`chunk_gather`, the host side of ExpTM-compaction for both: plain loops, parallel over blocks of
-equal edge counts where the work can be large.
+`chunk_index` writes the row index of a compacted sub-graph (whose rows kernels_cpu/stream.py
+gathers); `chunk_copy` copies whole chunks on the CPU (compaction when every row is active).
+These run on emulated GPU partitions only (a real one runs the CUDA twins), except `chunk_copy`,
+host work for both.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .jit import BLOCKS, block_edges, frontier_blocks
+from .jit import BLOCKS
 
 
 @njit(nogil=True, cache=True)
@@ -62,22 +61,6 @@ def chunk_index(queue, qlen, offsets, index):
         v = queue[i]
         index[v] = offsets[i]
         index[v + 1] = offsets[i + 1]
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def chunk_gather(indptr, indices, queue, qlen, out):
-    """Rows of queue[:qlen] back to back into out; returns the offsets (qlen + 1 entries)."""
-    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
-    for b in prange(nblocks):
-        i, lo, hi = block_edges(offsets, nblocks, b)
-        while lo < hi:
-            stop = min(hi, offsets[i + 1])
-            src = indptr[queue[i]] - offsets[i]
-            for k in range(lo, stop):
-                out[k] = indices[src + k]
-            lo = stop
-            i += 1
-    return offsets
 
 
 @njit(parallel=True, nogil=True, cache=True)
