@@ -7,8 +7,10 @@ Backward (pull, out-edges, no atomics): a vertex v on level d sums x(w) = (1 + d
 over out-neighbours w on level d + 1 (remote ones arrive in ghosts, already 0 when not on d + 1);
 delta(v) = sigma(v) * sum.
 Mapping: equal-edge blocks over the frontier's edge lists, hubs split (forward); one iteration
-per vertex of the level (backward: the
-forward queues, kept in order, list each level's vertices, so no step scans all vertices).
+per vertex of the level (backward: the forward queues, kept in order, list each level's vertices,
+so no step scans all vertices). Backward takes a range of rows [first, end) and skips the level's
+vertices outside it without reading their edges (edges streamed in chunks of rows); n_local stays
+the first ghost slot.
 """
 
 import numpy as np
@@ -72,12 +74,16 @@ def bc_publish(level, sigma, delta, lvids, depth, out):
         out[i] = (1.0 + delta[v]) / sigma[v] if level[v] == depth + 1 else 0.0
 
 
-@kernel("vertices", frontier=("indptr", "vertices"))
+@kernel("vertices", frontier=("indptr", "vertices"), first="first", end="end")
 def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source,
-                vertices):
-    """`vertices`: the local vertices on level `depth` (kept from the forward phase)."""
+                vertices, first=0, end=-1):
+    """`vertices`: the local vertices on level `depth` (kept from the forward phase); only those
+    in rows first..end-1 (end < 0: n_local) are done, the others skipped unread."""
+    rows_end = n_local if end < 0 else end
     for i in prange(vertices.size):
         v = vertices[i]
+        if v < first or v >= rows_end:
+            continue
         s = 0.0
         for e in range(indptr[v], indptr[v + 1]):
             t = indices[e]

@@ -10,7 +10,8 @@ reservation per APPEND items. Bottom-up rows are written only by their own itera
 bottom-up reads the frontier from a bitmap built in the same call (one word per iteration).
 Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
 (top-down), or blocks of rows with equal edges (bottom-up, row_blocks), spread over the threads
-since visited rows cost nothing.
+since visited rows cost nothing. Bottom-up walks rows [first, n_local) only (a chunk of rows: it
+reads indptr[first..n_local] and those rows' edges, nothing else of the CSR).
 """
 
 import numpy as np
@@ -52,10 +53,12 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
         flush(sent, n_sent, touched, touched_len)
 
 
-@kernel("n_local", rows="indptr")
-def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
+@kernel("n_local", rows="indptr", first="first")
+def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len, first=0):
+    """Rows first..n_local-1 (a chunk's rows when n_local is the chunk's end)."""
     # the frontier as a bitmap (GAP's bottom-up): n/8 bytes stay in cache where the level array
-    # (4n bytes) would be read at random, one cache miss per edge checked
+    # (4n bytes) would be read at random, one cache miss per edge checked; built over all of
+    # `level` (any row may have a parent anywhere), once per call
     n = level.size
     bits = np.empty((n + 63) >> 6, dtype=np.int64)
     for w in prange(bits.size):
@@ -64,7 +67,7 @@ def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
             if level[i] == depth:
                 word |= 1 << (i & 63)
         bits[w] = word
-    blocks = row_blocks(indptr, n_local, BLOCKS)
+    blocks = row_blocks(indptr, n_local, BLOCKS, first)
     nblocks = blocks.size - 1
     stride = spread(nblocks)
     for i in prange(nblocks):

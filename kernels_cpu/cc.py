@@ -12,6 +12,10 @@ the set holding that vertex, until no label changes.
 Races: links through compare-and-swap on the parent (atomic_cas, LLVM cmpxchg); labels drop
 through atomic_min and the writer that lowered a label claims the set's flag with atomic_max.
 Mapping: one iteration per vertex (link, compress), per ghost (publish), per message (scatter).
+The link kernels take a range of rows (`first`, and the end: n_local for cc_link_sample, `end`
+for cc_link_rest, whose n_local also tells ghosts apart) and read only those rows' edges, so the
+edges can come in chunks of rows; which links are made depends on timing anyway, and the
+components after compression are those of one call over all rows.
 """
 
 import numpy as np
@@ -46,33 +50,35 @@ def cc_compress(comp):
             comp[n] = comp[comp[n]]
 
 
-@kernel("n_local", rows="indptr")
-def cc_link_sample(indptr, indices, n_local, comp, r):
-    """Link every vertex to its r-th neighbour."""
-    for u in prange(n_local):
+@kernel("n_local", rows="indptr", first="first")
+def cc_link_sample(indptr, indices, n_local, comp, r, first=0):
+    """Link every vertex of rows first..n_local-1 to its r-th neighbour."""
+    for u in prange(first, n_local):
         e = indptr[u] + r
         if e < indptr[u + 1]:
             _link(u, indices[e], comp)
 
 
-@kernel("n_local", rows="indptr")
-def cc_link_rest(indptr, indices, n_local, comp, skip):
-    """Link the edges not sampled; vertices of component `skip` link only their ghost edges
-    (the suffix of the row, boundary edges being stored last)."""
-    blocks = row_blocks(indptr, n_local, BLOCKS)
+@kernel("n_local", rows="indptr", first="first", end="end")
+def cc_link_rest(indptr, indices, n_local, comp, skip, first=0, end=-1):
+    """Link the edges not sampled of rows first..end-1 (end < 0: n_local); vertices of
+    component `skip` link only their ghost edges (the suffix of the row, boundary edges being
+    stored last). n_local stays the first ghost node whatever the rows."""
+    rows_end = n_local if end < 0 else end
+    blocks = row_blocks(indptr, rows_end, BLOCKS, first)
     nblocks = blocks.size - 1
     stride = spread(nblocks)    # rows of the skipped component cost little
     for i in prange(nblocks):
         b = i * stride % nblocks
         for u in range(blocks[b], blocks[b + 1]):
-            start, end = indptr[u], indptr[u + 1]
+            start, stop = indptr[u], indptr[u + 1]
             if comp[u] == skip:
-                e = end - 1
+                e = stop - 1
                 while e >= start + SAMPLE and indices[e] >= n_local:
                     _link(u, indices[e], comp)
                     e -= 1
             else:
-                for e in range(start + SAMPLE, end):
+                for e in range(start + SAMPLE, stop):
                     _link(u, indices[e], comp)
 
 

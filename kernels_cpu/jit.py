@@ -24,27 +24,47 @@ def _renamed(fn, suffix):
     return copy
 
 
-def kernel(size, serial_below=4096, counter=False, frontier=None, rows=None):
+def kernel(size, serial_below=4096, counter=False, frontier=None, rows=None, first=None,
+           end=None):
     """Decorate a kernel; `size` names the argument that measures its work: an int or an array
     whose length counts, or with `counter` a one-element array whose value counts. `frontier`
     names the (indptr, queue) arguments of a kernel that walks the edges of a queue of `size`
     vertices, `rows` the indptr of one that walks rows 0..size-1: a few vertices then still run
-    in parallel when their edges are many (hubs)."""
+    in parallel when their edges are many (hubs).
+
+    `first` and `end` name optional arguments of a kernel that walks only rows [first, end) (a
+    chunk of the rows): `rows` kernels count rows and edges of that range only, `frontier`
+    kernels the edges of the queue's vertices in it. `end` < 0, or no `end`, means the `size`
+    argument (`rows`) or no bound (`frontier`). Neither reads indptr outside rows [first, end].
+    Omitted trailing arguments take the kernel's defaults before the call goes to Numba."""
     def wrap(fn):
-        names = list(inspect.signature(fn).parameters)
+        sig = inspect.signature(fn)
+        names = list(sig.parameters)
         index = names.index(size)
         walk = None if frontier is None else [names.index(a) for a in frontier]
         row = None if rows is None else names.index(rows)
+        lo_arg = None if first is None else names.index(first)
+        hi_arg = None if end is None else names.index(end)
         parallel = njit(parallel=True, nogil=True, cache=True)(fn)
         serial = njit(nogil=True, cache=True)(_renamed(fn, "_serial"))
 
         @functools.wraps(fn)
-        def call(*args):
+        def call(*args, **kwargs):
+            if kwargs or len(args) < len(names):
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                args = bound.args
             n = args[index]
             n = int(n[0]) if counter else n if isinstance(n, int) else len(n)
+            lo = 0 if lo_arg is None else int(args[lo_arg])
+            hi = -1 if hi_arg is None else int(args[hi_arg])
+            if row is not None:
+                hi = n if hi < 0 else hi
+                n = hi - lo
             many = n >= serial_below or (
-                walk is not None and queue_edges(args[walk[0]], args[walk[1]], n) >= SERIAL_EDGES
-            ) or (row is not None and args[row][n] - args[row][0] >= SERIAL_EDGES)
+                walk is not None and queue_edges(args[walk[0]], args[walk[1]], n, lo, hi)
+                >= SERIAL_EDGES
+            ) or (row is not None and n > 0 and args[row][hi] - args[row][lo] >= SERIAL_EDGES)
             return (parallel if many else serial)(*args)
         call.parallel, call.serial = parallel, serial
         return call
@@ -56,30 +76,35 @@ SERIAL_EDGES = 4096     # a short frontier with more edges than this runs in par
 
 
 @njit(nogil=True, cache=True)
-def queue_edges(indptr, queue, qlen):
-    """Edges of queue[:qlen] (called for short queues only)."""
+def queue_edges(indptr, queue, qlen, first=0, end=-1):
+    """Edges of the vertices of queue[:qlen] in rows [first, end) (end < 0: no bound; called
+    for short queues only)."""
     edges = 0
     for i in range(qlen):
-        edges += indptr[queue[i] + 1] - indptr[queue[i]]
+        v = queue[i]
+        if v >= first and (end < 0 or v < end):
+            edges += indptr[v + 1] - indptr[v]
     return edges
 
 
 @njit(nogil=True, cache=True)
-def row_blocks(indptr, n, nblocks):
-    """Boundaries of `nblocks` runs of rows 0..n-1 with about equal rows + edges each.
+def row_blocks(indptr, n, nblocks, first=0):
+    """Boundaries of `nblocks` runs of rows first..n-1 with about equal rows + edges each (reads
+    indptr[first..n] only).
 
     prange hands each thread an equal count of iterations; with hubs first (the partitioner's
     local order) equal row counts would give one thread most of the edges, so vertex loops over a
     CSR iterate over these blocks instead."""
-    nblocks = max(1, min(nblocks, n))
+    nblocks = max(1, min(nblocks, n - first))
     bounds = np.empty(nblocks + 1, dtype=np.int64)
-    total = indptr[n] - indptr[0] + n
+    base = indptr[first]
+    total = indptr[n] - base + n - first
     for b in range(nblocks + 1):
         target = total * b // nblocks
-        lo, hi = 0, n            # first row v with (indptr[v] - indptr[0]) + v >= target
+        lo, hi = first, n        # first row v with (indptr[v] - base) + (v - first) >= target
         while lo < hi:
             mid = (lo + hi) // 2
-            if indptr[mid] - indptr[0] + mid < target:
+            if indptr[mid] - base + mid - first < target:
                 lo = mid + 1
             else:
                 hi = mid

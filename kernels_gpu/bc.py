@@ -2,7 +2,9 @@
 
 bc_forward: one thread per frontier edge (load-balanced, lb_edge in _cuda.py); atomicMin claims a level, atomicAdd (double) grows sigma
 and the boundary slots. bc_backward: one warp per vertex of the level, lanes stride over its
-out-edges, shuffle-reduced; no atomics. Scatter and publish: one thread per entry.
+out-edges, shuffle-reduced; no atomics; warps whose vertex is outside rows [first, end) return
+at once, reading no edges (n_local stays the first ghost slot). Scatter and publish: one thread
+per entry.
 """
 
 import numpy as np
@@ -58,11 +60,12 @@ template <typename I>
 __global__ void totem_bc_backward(const i64* indptr, const I* indices, i64 n_local,
                                   const int* level, const double* sigma, double* delta,
                                   const double* ghosts, int depth, double* bc, i64 source,
-                                  const i64* vertices, i64 n) {
+                                  const i64* vertices, i64 n, i64 first, i64 end) {
     i64 w = global_thread() / 32;
     int lane = threadIdx.x & 31;
     if (w >= n) return;
     i64 v = vertices[w];
+    if (v < first || v >= end) return;     // the whole warp: w, hence v, is the same on all lanes
     double s = 0.0;
     for (i64 e = indptr[v] + lane; e < indptr[v + 1]; e += 32) {
         i64 t = indices[e];
@@ -100,7 +103,8 @@ def bc_publish(level, sigma, delta, lvids, depth, out):
 
 
 def bc_backward(indptr, indices, n_local, level, sigma, delta, ghosts, depth, bc, source,
-                vertices):
+                vertices, first=0, end=-1):
+    end = n_local if end < 0 else end
     launch(function(SOURCE, "totem_bc_backward", indices.dtype), vertices.size * WARP,
            (indptr, indices, i64(n_local), level, sigma, delta, ghosts, np.int32(depth), bc,
-            i64(source), vertices, i64(vertices.size)))
+            i64(source), vertices, i64(vertices.size), i64(first), i64(end)))

@@ -3,8 +3,9 @@
 bfs_push: one thread per frontier edge (load-balanced, lb_edge in _cuda.py: a hub's edges spread
 over as many threads as it has edges); atomicMin claims a vertex and only the claimer appends it
 (to the queue, or a ghost to the outbox's touched list).
-bfs_pull: one thread per local vertex; the loop stops at the first parent found, so warps that
-find parents early retire early. bfs_scatter: one thread per inbox entry.
+bfs_pull: one thread per local vertex of rows [first, n_local) (thread i takes vertex first + i);
+the loop stops at the first parent found, so warps that find parents early retire early.
+bfs_scatter: one thread per inbox entry.
 """
 
 from ._cuda import function, i64, launch
@@ -26,8 +27,8 @@ __global__ void totem_bfs_push(const i64* indptr, const I* indices, i64 n_local,
 
 template <typename I>
 __global__ void totem_bfs_pull(const i64* indptr, const I* indices, i64 n_local, int* level,
-                               int depth, i64* next_queue, i64* next_len) {
-    i64 v = global_thread();
+                               int depth, i64* next_queue, i64* next_len, i64 first) {
+    i64 v = first + global_thread();
     if (v >= n_local || level[v] != UNVISITED) return;
     for (i64 e = indptr[v]; e < indptr[v + 1]; e++) {
         if (level[indices[e]] == depth) {
@@ -57,10 +58,10 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
                       level.dtype.type(depth), next_queue, next_len, touched, touched_len))
 
 
-def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len):
+def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len, first=0):
     k = function(SOURCE, "totem_bfs_pull", indices.dtype)
-    launch(k, n_local, (indptr, indices, i64(n_local), level, level.dtype.type(depth),
-                        next_queue, next_len))
+    launch(k, n_local - first, (indptr, indices, i64(n_local), level, level.dtype.type(depth),
+                                next_queue, next_len, i64(first)))
 
 
 def bfs_scatter(inbox, lvids, level, next_queue, next_len):

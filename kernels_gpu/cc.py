@@ -2,7 +2,9 @@
 
 Links use atomicCAS on the parent array (higher node under lower). Linking and compressing map one
 thread per node; cc_link_rest maps one warp per vertex so hubs' edges spread over the lanes;
-cc_frequent samples on the device and counts on the host.
+cc_frequent samples on the device and counts on the host. The link kernels walk a range of rows
+(thread or warp i takes vertex first + i, up to n_local for cc_link_sample and `end` for
+cc_link_rest, whose n_local still tells ghosts apart).
 """
 
 import cupy
@@ -35,8 +37,8 @@ __global__ void totem_cc_compress(i64* comp, i64 n) {
 
 template <typename I>
 __global__ void totem_cc_link_sample(const i64* indptr, const I* indices, i64 n_local, i64* comp,
-                                     int r) {
-    i64 u = global_thread();
+                                     int r, i64 first) {
+    i64 u = first + global_thread();
     if (u >= n_local) return;
     i64 e = indptr[u] + r;
     if (e < indptr[u + 1]) link(u, indices[e], comp);
@@ -44,13 +46,13 @@ __global__ void totem_cc_link_sample(const i64* indptr, const I* indices, i64 n_
 
 template <typename I>
 __global__ void totem_cc_link_rest(const i64* indptr, const I* indices, i64 n_local, i64* comp,
-                                   i64 skip) {
-    i64 u = global_thread() / 32;
+                                   i64 skip, i64 first, i64 end) {
+    i64 u = first + global_thread() / 32;
     int lane = threadIdx.x & 31;
-    if (u >= n_local) return;
-    i64 start = indptr[u] + SAMPLE, end = indptr[u + 1];
+    if (u >= end) return;
+    i64 start = indptr[u] + SAMPLE, stop = indptr[u + 1];
     bool giant = comp[u] == skip;
-    for (i64 e = start + lane; e < end; e += 32) {
+    for (i64 e = start + lane; e < stop; e += 32) {
         i64 t = indices[e];
         if (!giant || t >= n_local) link(u, t, comp);   // ghost edges always
     }
@@ -92,14 +94,15 @@ def cc_compress(comp):
     launch(function(SOURCE, "totem_cc_compress"), comp.size, (comp, i64(comp.size)))
 
 
-def cc_link_sample(indptr, indices, n_local, comp, r):
-    launch(function(SOURCE, "totem_cc_link_sample", indices.dtype), n_local,
-           (indptr, indices, i64(n_local), comp, np.int32(r)))
+def cc_link_sample(indptr, indices, n_local, comp, r, first=0):
+    launch(function(SOURCE, "totem_cc_link_sample", indices.dtype), n_local - first,
+           (indptr, indices, i64(n_local), comp, np.int32(r), i64(first)))
 
 
-def cc_link_rest(indptr, indices, n_local, comp, skip):
-    launch(function(SOURCE, "totem_cc_link_rest", indices.dtype), n_local * WARP,
-           (indptr, indices, i64(n_local), comp, i64(skip)))
+def cc_link_rest(indptr, indices, n_local, comp, skip, first=0, end=-1):
+    end = n_local if end < 0 else end
+    launch(function(SOURCE, "totem_cc_link_rest", indices.dtype), (end - first) * WARP,
+           (indptr, indices, i64(n_local), comp, i64(skip), i64(first), i64(end)))
 
 
 def cc_frequent(comp, samples, seed):
