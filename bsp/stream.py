@@ -270,8 +270,7 @@ class EdgeStream:
                 if buf is not None:
                     part.copy_in(buf, host, 0, total, 2)
                     self.stats["compaction_bytes"] += total * buf.itemsize
-            qd = part.to_device(q, count=False)
-            od = part.to_device(offsets, count=False)
+            qd, od = part.to_device(q), part.to_device(offsets)
             self.stats["compaction_bytes"] += q.nbytes + offsets.nbytes
             part.copied(2)
             k.chunk_index(qd, q.size, od, self.index)

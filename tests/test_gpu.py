@@ -12,6 +12,7 @@ pytestmark = [pytest.mark.gpu,
 
 from bsp import EdgeOptions  # noqa: E402
 from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
+from test_stream import streaming  # noqa: E402
 from toys import with_random_weights  # noqa: E402
 
 GPU = ("gpu",)
@@ -32,7 +33,31 @@ def test_real_graphs_on_gpu(name, strategy):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("name", ["rmat_small", "disconnected", "star"])
 def test_zerocopy_edges_on_gpu(name, strategy):
-    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU, edges=EdgeOptions("zerocopy"))
+    check_matrix(with_random_weights(TOYS[name], seed=3), strategy, devices=GPU,
+                 edges=EdgeOptions("zerocopy"))
+
+
+@pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_streamed_edges_on_gpu(transfer, strategy):
+    """Edges over the budget stream from host memory: every engine, forced or chosen."""
+    import totem_py
+    for undirected in (True, False):
+        g = with_random_weights(totem_py.generate("rmat:10", seed=4, undirected=undirected), 5)
+        check_matrix(g, strategy, devices=GPU, shares=(0.5, 0.0), gpus_list=(1, 2),
+                     edges=EdgeOptions(transfer, **streaming(g)))
+    for name in ("rmat_small", "star", "disconnected"):
+        g = with_random_weights(TOYS[name], seed=3)
+        check_matrix(g, strategy, devices=GPU, shares=(0.0,), gpus_list=(1,),
+                     edges=EdgeOptions(transfer, **streaming(g, chunk_bytes=8, fraction=0.0)))
+
+
+@pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))
+def test_streamed_generated_graph_on_gpu(transfer):
+    import totem_py
+    g = totem_py.generate("rmat:18", seed=2, undirected=True, weighted=True)
+    check_matrix(g, "HIGH", devices=GPU, shares=(0.0,), gpus_list=(1,),
+                 edges=EdgeOptions(transfer, **streaming(g, chunk_bytes=1 << 20)))
 
 
 @pytest.mark.parametrize("spec", ["rmat:18", "uniform:18"])

@@ -39,7 +39,7 @@ class CC(Algorithm):
                 k.cc_compress(s.comp)
             giant = k.cc_frequent(s.comp[:v.n_local], 1024, self.seed)
             for indptr, indices, _, first, end in v.row_segments():
-                k.cc_link_rest(indptr, indices, end, s.comp, giant, first)
+                k.cc_link_rest(indptr, indices, v.n_local, s.comp, giant, first, end)
             k.cc_compress(s.comp)
             k.cc_labels(s.comp, s.gvid, s.label)
         k.cc_publish(s.comp, s.label, v.n_local, s.changed, box.values, step == 0, box.touched,
