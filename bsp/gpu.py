@@ -38,8 +38,8 @@ class GpuPartition(Partition):
             # streamed edges: copies on their own stream; per staging slot an event for "copy
             # done" and one for "kernels reading it done"
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
-            self._copied = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
-            self._free = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
+            self._slot_copied = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
+            self._slot_free = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
         with self.context():
             super().__init__(plan, pid, edges)
 
@@ -92,22 +92,22 @@ class GpuPartition(Partition):
         nbytes = (hi - lo) * buf.itemsize
         src = host.data.ptr if isinstance(host, cupy.ndarray) else host.ctypes.data
         with cupy.cuda.Device(self.device_id):
-            self.copy_stream.wait_event(self._free[slot])
+            self.copy_stream.wait_event(self._slot_free[slot])
             cupy.cuda.runtime.memcpyAsync(buf.data.ptr, src + lo * buf.itemsize, nbytes,
                                           cupy.cuda.runtime.memcpyDefault, self.copy_stream.ptr)
         self.h2d_bytes += nbytes
 
     def copied(self, slot):
         with cupy.cuda.Device(self.device_id):
-            self._copied[slot].record(self.copy_stream)
-            self.stream.wait_event(self._copied[slot])
+            self._slot_copied[slot].record(self.copy_stream)
+            self.stream.wait_event(self._slot_copied[slot])
 
     def release(self, slot):
         with cupy.cuda.Device(self.device_id):
-            self._free[slot].record(self.stream)
+            self._slot_free[slot].record(self.stream)
 
     def host_wait(self, slot):
-        self._copied[slot].synchronize()
+        self._slot_copied[slot].synchronize()
 
     def shifted(self, buf, lo, hi):
         mem = cupy.cuda.UnownedMemory(buf.data.ptr - lo * buf.itemsize, hi * buf.itemsize, buf,

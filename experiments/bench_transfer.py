@@ -79,7 +79,8 @@ def main(argv=None):
     p.add_argument("--budget-fraction", type=float, default=0.25,
                    help="--gpu-memory as a fraction of the edge bytes (ids, plus weights for sssp)")
     p.add_argument("--gpu-memory", default=None, help="a fixed budget instead (e.g. 2G)")
-    p.add_argument("--chunk-bytes", default="32M")
+    p.add_argument("--chunk-bytes", default=None,
+                   help="default: 1/256 of the edge ids' bytes, between 1M and 32M")
     p.add_argument("--device", default="auto")
     p.add_argument("--trials", type=int, default=3)
     p.add_argument("--threads", type=int, default=None)
@@ -90,7 +91,8 @@ def main(argv=None):
     graph = totem_py.generate(args.graph, seed=0, undirected=undirected, weighted=True)
     print(f"{args.graph} {'undirected' if undirected else 'directed'}: {graph.n_vertices} "
           f"vertices, {graph.n_edges} edges", flush=True)
-    chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes")
+    chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
+        int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
     others = OTHERS.get((args.graph, undirected), {})
     rows, plan = [], None
     for alg in args.algorithms.split(","):
@@ -131,10 +133,11 @@ def main(argv=None):
               + " ".join(f"{sh.get(e, 0):>5.2f}" for e in LETTERS)
               + f" {x['moved_GBps']:>6.1f}  {'yes' if x['matches'] else 'NO':<4}  {others_txt}")
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
-          if not args.gpu_memory else f"budget: {args.gpu_memory}")
+          if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(graph=args.graph, undirected=undirected, vertices=graph.n_vertices,
+            json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
+                           vertices=graph.n_vertices,
                            edges=graph.n_edges, rows=rows), f, indent=1)
     if args.png:
         plot(rows, args.png)
