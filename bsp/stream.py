@@ -35,6 +35,11 @@ FILTER, COMPACTION, ZEROCOPY = range(3)
 RESIDENT = 3
 CODES = "FCZR"          # per chunk and superstep in the statistics; '.' for an idle chunk
 MAX_CHUNKS = 1024       # kernels_gpu/chunks.py keeps per-chunk totals in shared memory
+# What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
+# worker thread, the row index (measured on the H200 machine: a compaction of a few vertices
+# made a superstep 0.4-0.6 ms slower than reading them in place). Compaction is chosen only when
+# the bytes it saves over the alternatives pay for this.
+COMPACTION_FIXED_S = 400e-6
 
 
 def chunk_starts(indptr, n, width, chunk_bytes):
@@ -114,8 +119,10 @@ class EdgeStream:
 
     # -- the choice -------------------------------------------------------------------------
 
-    def choose(self, vertices, edges, lines):
-        """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine."""
+    def choose(self, vertices, edges, lines, rows=False):
+        """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine.
+        `rows`: a kernel over all rows, whose compaction copies whole chunks (never cheaper
+        than filter, so auto does not pick it)."""
         codes = np.full(self.nchunks, -1, np.int8)
         active = edges > 0
         if self.transfer == "auto":
@@ -123,8 +130,14 @@ class EdgeStream:
             chunk = np.diff(self.ends) * bpe
             pm = self.profile
             density = edges / np.maximum(np.diff(self.ends), 1)
-            picked = pm.choose(pm.filter_s(chunk), pm.compaction_s(edges * bpe, vertices),
-                               pm.zerocopy_s(lines, density))
+            tef, tiz = pm.filter_s(chunk), pm.zerocopy_s(lines, density)
+            tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
+            picked = pm.choose(tef, tec, tiz)
+            compact = active & (picked == COMPACTION)
+            compact[:self.n_resident] = False
+            saved = np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
+            if compact.any() and saved < COMPACTION_FIXED_S:
+                picked[compact] = np.where(tiz < tef, ZEROCOPY, FILTER)[compact]
         else:
             picked = np.full(self.nchunks, ENGINES.index(self.transfer), np.int8)
         codes[active] = picked[active]
@@ -285,7 +298,7 @@ class EdgeStream:
         """(indptr, indices, weights, first row, end row) covering every row once; `heads`:
         the kernel reads about one edge per row (CC's sampled links), not whole rows."""
         vertices, edges, lines = self.heads if heads else self.full
-        codes = self.choose(vertices, edges, lines)
+        codes = self.choose(vertices, edges, lines, rows=True)
         self._record(codes, lines)
         starts = self.starts
         if self.n_resident:

@@ -42,7 +42,8 @@ class BFS(Algorithm):
                 k.bfs_push(indptr, indices, v.n_local, s.level, queue, qlen, step,
                            q.next, q.next_len, box.touched, box.count)
         else:
-            for indptr, indices, _, first, end in v.row_segments():
+            # bottom-up stops at the first parent found: about one line read per row
+            for indptr, indices, _, first, end in v.row_segments(heads=True):
                 k.bfs_pull(indptr, indices, end, s.level, step, q.next, q.next_len, first)
 
     def gather(self, part, step, mode):
