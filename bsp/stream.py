@@ -129,7 +129,9 @@ class EdgeStream:
             bpe = self.width + self.wwidth
             chunk = np.diff(self.ends) * bpe
             pm = self.profile
-            density = edges / np.maximum(np.diff(self.ends), 1)
+            # how much of the chunk's lines the reads touch: adjacent short rows share lines and
+            # read almost as a sequential stream does, however few edges each has
+            density = np.minimum(lines / np.maximum(self.full[2], 1), 1.0)
             tef, tiz = pm.filter_s(chunk), pm.zerocopy_s(lines, density)
             tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
             picked = pm.choose(tef, tec, tiz)
