@@ -117,6 +117,7 @@ def main(argv=None):
                 moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
                 chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
                 steps=shares_per_step(m), metrics=m))
+            print(f"  {alg} {engine}: {1e3 * m['time_s']:.1f} ms", flush=True)
         fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
         for x in results:
             x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
