@@ -175,6 +175,9 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes)
     engine = plan.engines.get((device, edges))
     if engine is None:
+        # one engine per device: another one's device buffers and pinned copies go first
+        for key in [k for k in plan.engines if k[0] == device]:
+            del plan.engines[key]
         engine = plan.engines[device, edges] = Engine(plan, device, edges=edges)
     engine.progress = progress
     t0 = time.perf_counter()
