@@ -2,6 +2,7 @@
 record (the --json contract in DESIGN.md). Kernels and the engine contain no timers of their own
 beyond per-phase accounting."""
 
+import gc
 import statistics
 import time
 from dataclasses import dataclass
@@ -176,8 +177,11 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     engine = plan.engines.get((device, edges))
     if engine is None:
         # one engine per device: another one's device buffers and pinned copies go first
-        for key in [k for k in plan.engines if k[0] == device]:
+        old = [k for k in plan.engines if k[0] == device]
+        for key in old:
             del plan.engines[key]
+        if old:
+            gc.collect()        # partitions and their views refer to each other
         engine = plan.engines[device, edges] = Engine(plan, device, edges=edges)
     engine.progress = progress
     t0 = time.perf_counter()
