@@ -78,11 +78,14 @@ class EdgeStream:
         self.capacity = window                        # edges per staging buffer
         # the budget holds edge data: 2 staging buffers, the compaction buffer and the resident
         # chunks (the row indexes and scratch queues, n-sized, count as vertex state)
-        fixed = 3 * window * bpe
+        # (forced zero-copy reads in place and needs none of them)
+        buffers = 0 if transfer == "zerocopy" else window
+        fixed = 3 * buffers * bpe
         if budget < fixed:
             from totem_py.errors import InputError
             raise InputError(
-                f"--gpu-memory {budget} bytes is too small to stream GPU partition {part.pid}'s "
+                f"--gpu-memory: {budget} bytes (this view's share) is too small to stream GPU "
+                f"partition {part.pid}'s "
                 f"{int(ends[-1] - ends[0])} edges: its staging buffers need {fixed} bytes "
                 f"(--chunk-bytes {chunk_bytes}, {self.merge} chunks per copy)")
         fit = np.flatnonzero((ends - ends[0]) * bpe <= budget - fixed)
@@ -94,18 +97,18 @@ class EdgeStream:
         self.host_indices = part.mapped(view.indices)
         self.host_weights = part.mapped(view.weights) if weights else None
         xp = part.xp
-        self.staging = [(xp.empty(window, view.indices.dtype),
-                         xp.empty(window, np.float64) if weights else None) for _ in range(2)]
-        self.compact = (xp.empty(window, view.indices.dtype),
-                        xp.empty(window, np.float64) if weights else None)
-        self.compact_host = (part.pinned(window, view.indices.dtype),
-                             part.pinned(window, np.float64) if weights else None)
+        self.staging = [(xp.empty(buffers, view.indices.dtype),
+                         xp.empty(buffers, np.float64) if weights else None) for _ in range(2)]
+        self.compact = (xp.empty(buffers, view.indices.dtype),
+                        xp.empty(buffers, np.float64) if weights else None)
+        self.compact_host = (part.pinned(buffers, view.indices.dtype),
+                             part.pinned(buffers, np.float64) if weights else None)
         self.index = xp.zeros(n + 1, np.int64)        # row index of the compacted rows
         self.starts_dev = to(starts, count=False)
         self.cid = xp.empty(max(n, 1), np.int64)
         self.split = xp.empty(max(n, 1), np.int64)
         self.counters = xp.zeros((3, max(nchunks, 1)), np.int64)
-        self.device_bytes = int(fixed + e_res * bpe + hp.nbytes)
+        self.device_bytes = int(fixed + e_res * bpe)     # edge data on the device
         self.edge_bytes = int(ends[-1] - ends[0]) * bpe
         lines = row_lines(hp, self.width) + (row_lines(hp, self.wwidth) if weights else 0)
         nonempty = np.concatenate([[0], np.cumsum(np.diff(hp) > 0)])

@@ -143,7 +143,13 @@ def test_nothing_half_written_on_bad_input(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_transfer_engines_not_implemented_say_so():
-    proc = run_cli("--graph", "tests/data/tiny.txt", "--transfer", "filter", "--quiet")
-    assert proc.returncode == 1 and "not implemented" in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_forced_transfer_engine_streams(tmp_path):
+    js = tmp_path / "m.json"
+    proc = run_cli("--graph", "rmat:12", "--transfer", "filter", "--gpu-memory", "64K",
+                   "--chunk-bytes", "2K", "--cpu-share", "0", "--device", "emulated",
+                   "--json", js, "--quiet", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    t = json.loads(js.read_text())["transfer"]
+    assert t["filter_bytes"] > 0 and t["compaction_bytes"] == t["zerocopy_bytes"] == 0
+    proc = run_cli("--graph", "tests/data/tiny.txt", "--transfer", "sideways", "--quiet")
+    assert_usage_error(proc, "--transfer")

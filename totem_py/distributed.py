@@ -119,8 +119,10 @@ def run_ranks(argv, comm):
             raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, "
                              f"not {args.transfer!r}")
         if args.transfer in ("filter", "compaction"):
-            raise NotImplementedError(f"--transfer {args.transfer}: HyTGraph's transfer engines "
-                                      "are not implemented yet (auto, resident and zerocopy are)")
+            raise NotImplementedError(f"--transfer {args.transfer} under mpirun: streamed edges "
+                                      "run in one process only so far (auto, resident and "
+                                      "zerocopy work across ranks, with edges in GPU or mapped "
+                                      "memory)")
         if args.mpi_timeout is not None and args.mpi_timeout <= 0:
             raise InputError(f"--mpi-timeout must be a positive number of seconds, "
                              f"got {args.mpi_timeout}")
