@@ -435,18 +435,8 @@ def main(argv=None):
 
 
 def cli(argv=None):
-    try:
-        return main(argv)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 1
-    except Exception as exc:
-        if os.environ.get("TOTEM_DEBUG"):
-            raise
-        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+    from .run import exit_code
+    return exit_code(main, argv)
 
 
 if __name__ == "__main__":

@@ -176,8 +176,14 @@ def cli(argv=None):
 
 
 def _cli(argv=None):
+    return exit_code(main, argv)
+
+
+def exit_code(command, argv=None):
+    """Run `command(argv)` as a command: its return value, or 2 with one line for bad input, 3
+    for a failed verification, 1 for anything else (a traceback with TOTEM_DEBUG=1)."""
     try:
-        return main(argv)
+        return command(argv)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
