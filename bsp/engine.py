@@ -153,7 +153,7 @@ class Engine:
         moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0)
         chunks = {}
         for p in self.parts:
-            for view in {id(v): v for v in p.views.values()}.values():
+            for view in p.placed_views():
                 if view.stream is None:
                     continue
                 s = view.stream.take_stats()

@@ -136,6 +136,10 @@ class Partition:
             self.views[name] = self.views[key]
         return self.views[name]
 
+    def placed_views(self):
+        """The DeviceViews placed so far, each once (view names that share a CSR share one)."""
+        return list({id(v): v for v in self.views.values()}.values())
+
     def alloc(self, dtype, fill, views=()):
         """A state array for the local vertices plus room for the ghost slots of `views` (the
         largest of them), so that it can carry a Mode's box in its tail."""

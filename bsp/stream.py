@@ -205,8 +205,8 @@ class EdgeStream:
             seg[c:d] = 3 + j
         sizes = np.bincount(seg, weights=vertices, minlength=3 + len(groups)).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
-        if np.count_nonzero(sizes) == 1:
-            sub = [queue if s == np.flatnonzero(sizes)[0] else None for s in range(sizes.size)]
+        if np.count_nonzero(sizes) == 1:      # one segment: the queue as it is
+            sub = [queue if size else None for size in sizes]
         else:
             pos = part.to_device(offsets[:-1], count=False)
             k.chunk_split(queue, qlen, self.cid, part.to_device(seg, count=False), pos,
@@ -215,19 +215,29 @@ class EdgeStream:
         pending = None
         if sizes[2]:
             pending = self._compact_queue(sub[2], int(sizes[2]))
-        copies = [self._copy_group(j, c, d) for j, (c, d) in enumerate(groups[:2])]
+        filtered = self._filtered(groups)     # the first copies start now
         if sizes[0]:
             yield self.indptr, self.res_indices, self.res_weights, sub[0], int(sizes[0])
         if sizes[1]:
             yield self.indptr, self.host_indices, self.host_weights, sub[1], int(sizes[1])
-        for j, (c, d) in enumerate(groups):
-            indices, weights = copies[j]
+        for j, indices, weights in filtered:
             yield self.indptr, indices, weights, sub[3 + j], int(sizes[3 + j])
-            part.release(j % 2)
-            if j + 2 < len(groups):
-                copies.append(self._copy_group(j + 2, *groups[j + 2]))
         if pending is not None:
             yield from self._compacted(pending)
+
+    def _filtered(self, groups):
+        """Start copying the first two filter groups into the two staging buffers; the returned
+        generator yields (j, indices, weights) per group and, once the caller has queued group
+        j's kernel, frees its buffer for the copy of group j + 2."""
+        copies = [self._copy_group(j, c, d) for j, (c, d) in enumerate(groups[:2])]
+
+        def walk():
+            for j in range(len(groups)):
+                yield (j, *copies[j])
+                self.part.release(j % 2)
+                if j + 2 < len(groups):
+                    copies.append(self._copy_group(j + 2, *groups[j + 2]))
+        return walk()
 
     def _copy_group(self, j, c, d):
         """Start copying chunks c..d-1 into staging buffer j % 2; the shifted arrays."""
@@ -319,13 +329,9 @@ class EdgeStream:
             yield self.indptr, self.host_indices, self.host_weights, int(starts[c]), int(starts[d])
             c = d
         groups = self._groups(codes)
-        copies = [self._copy_group(j, c, d) for j, (c, d) in enumerate(groups[:2])]
-        for j, (c, d) in enumerate(groups):
-            indices, weights = copies[j]
+        for j, indices, weights in self._filtered(groups):
+            c, d = groups[j]
             yield self.indptr, indices, weights, int(starts[c]), int(starts[d])
-            self.part.release(j % 2)
-            if j + 2 < len(groups):
-                copies.append(self._copy_group(j + 2, *groups[j + 2]))
         for c in np.flatnonzero(codes == COMPACTION):   # every row active: the CPU copies chunks
             yield from self._compact_rows(int(c))
 

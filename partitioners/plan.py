@@ -56,7 +56,23 @@ class LocalView:
                 + (0 if self.weights is None else self.weights.nbytes))
 
 
-class PartitionPlan:
+class PlanShape:
+    """What a PartitionPlan and one MPI rank's RankPlan (partitioners/ranks.py) answer alike."""
+
+    @property
+    def n_partitions(self):
+        return len(self.kinds)
+
+    @property
+    def ranks(self):
+        return max(self.rank_of, default=0) + 1
+
+    def canonical_view(self, name):
+        """In an undirected graph in-edges and both directions are the out-edges."""
+        return name if self.graph.directed else "out"
+
+
+class PartitionPlan(PlanShape):
     """The graph split into partitions; views are built on first use and cached."""
 
     def __init__(self, graph, strategy, cpu_share, gpus, seed, kinds, owner, gvids):
@@ -74,14 +90,6 @@ class PartitionPlan:
             self.lvid_of[g] = np.arange(g.size, dtype=self.lvid_of.dtype)
         self.rank_of = [0] * len(kinds)   # per pid: the MPI rank that runs it (partition(ranks=))
         self._views = {}
-
-    @property
-    def n_partitions(self):
-        return len(self.kinds)
-
-    @property
-    def ranks(self):
-        return max(self.rank_of, default=0) + 1
 
     @property
     def local_pids(self):
@@ -105,10 +113,6 @@ class PartitionPlan:
                 self._both = g.to_undirected()
             return self._both
         raise ValueError(f"unknown view {name!r}")
-
-    def canonical_view(self, name):
-        """In an undirected graph in-edges and both directions are the out-edges."""
-        return name if self.graph.directed else "out"
 
     def views(self, name):
         """The LocalView of every partition for CSR view `name`."""

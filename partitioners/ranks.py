@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .plan import PlanShape
+
 
 @dataclass
 class GraphSummary:
@@ -49,7 +51,7 @@ class _LocalLookup:
         return -1
 
 
-class RankPlan:
+class RankPlan(PlanShape):
     """A rank's partitions of a global plan; see the module docstring."""
 
     def __init__(self, meta, rank, gvids, out_degrees):
@@ -77,19 +79,8 @@ class RankPlan:
         self.lvid_of = _LocalLookup(all_gvids, lvids)
         self._views = {}
 
-    @property
-    def n_partitions(self):
-        return len(self.kinds)
-
-    @property
-    def ranks(self):
-        return max(self.rank_of) + 1
-
     def out_degree(self, pid):
         return self._degrees[pid]
-
-    def canonical_view(self, name):
-        return name if self.graph.directed else "out"
 
     def has_view(self, name):
         return self.canonical_view(name) in self._views

@@ -119,8 +119,7 @@ def transfer_summary(engine, records, h2d):
     of the chunks served."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
-    streams = [v.stream for p in engine.parts for v in {id(v): v for v in p.views.values()}
-               .values() if v.stream is not None]
+    streams = [v.stream for p in engine.parts for v in p.placed_views() if v.stream is not None]
     if not streams:
         return out
     moved = {k: sum(r.get(k, 0) for r in records)
@@ -219,7 +218,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):
-        views = {id(v): v for v in p.views.values()}.values()
+        views = p.placed_views()
         on_gpu = sum(v.device_bytes for v in views) if p.kind == "gpu" and device != "cpu" else 0
         parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
                           boundary_edges=row["boundary_edges"],
