@@ -90,12 +90,13 @@ class DeviceView:
             return ((self.indptr, self.indices, self._weights, queue, qlen),)
         return self.stream.queue_segments(queue, qlen)
 
-    def row_segments(self, heads=False):
-        """(indptr, indices, weights, first row, end row) tuples covering rows 0..n_local-1;
-        `heads`: the kernel reads about one edge per row."""
+    def row_segments(self, reads=None):
+        """(indptr, indices, weights, first row, end row) tuples covering the rows 0..n_local-1
+        that the kernel reads; `reads` says which and how much (EdgeStream.row_segments): a
+        hint for streamed edges, ignored otherwise."""
         if self.stream is None:
             return ((self.indptr, self.indices, self._weights, 0, self.n_local),)
-        return self.stream.row_segments(heads)
+        return self.stream.row_segments(reads)
 
     @functools.cached_property
     def node_gvid(self):

@@ -115,7 +115,11 @@ class EdgeStream:
         rows, head = np.diff(starts), np.diff(nonempty[starts])
         per_chunk = np.add.reduceat(lines, starts[:-1]) if nchunks else np.zeros(0, np.int64)
         self.full = (rows, sizes, per_chunk)          # every row active: (vertices, edges, lines)
-        self.heads = (rows, head, head)               # the first edge of every row only
+        self.heads = (rows, head, head * (2 if weights else 1))   # every row's first line only
+        # the distinct lines of each chunk: rows that share a line are read once however many
+        # of them are active, so no engine reads more than this
+        self.chunk_lines = (row_lines(ends, self.width)
+                            + (row_lines(ends, self.wwidth) if weights else 0))
         self.profile = load_profile(warn=transfer == "auto") if transfer == "auto" else None
         self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
         self.stats = self._empty_stats()
@@ -124,8 +128,9 @@ class EdgeStream:
 
     def choose(self, vertices, edges, lines, rows=False):
         """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine.
-        `rows`: a kernel over all rows, whose compaction copies whole chunks (never cheaper
-        than filter, so auto does not pick it)."""
+        `lines` are the distinct lines read (at most the chunk's). `rows`: a kernel over all
+        rows, whose compaction copies whole chunks (never cheaper than filter, so auto does not
+        pick it)."""
         codes = np.full(self.nchunks, -1, np.int8)
         active = edges > 0
         if self.transfer == "auto":
@@ -134,7 +139,7 @@ class EdgeStream:
             pm = self.profile
             # how much of the chunk's lines the reads touch: adjacent short rows share lines and
             # read almost as a sequential stream does, however few edges each has
-            density = np.minimum(lines / np.maximum(self.full[2], 1), 1.0)
+            density = lines / np.maximum(self.chunk_lines, 1)
             tef, tiz = pm.filter_s(chunk), pm.zerocopy_s(lines, density)
             tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
             picked = pm.choose(tef, tec, tiz)
@@ -193,6 +198,7 @@ class EdgeStream:
         k.chunk_stats(self.indptr, queue, qlen, self.starts_dev, self.width, self.wwidth,
                       self.cid, cnt[0], cnt[1], cnt[2])
         vertices, edges, lines = part.to_host(cnt, count=False)[:, :self.nchunks]
+        lines = np.minimum(lines, self.chunk_lines)
         codes = self.choose(vertices, edges, lines)
         self._record(codes, lines)
         groups = self._groups(codes)
@@ -309,10 +315,24 @@ class EdgeStream:
 
     # -- kernels over all rows --------------------------------------------------------------
 
-    def row_segments(self, heads=False):
-        """(indptr, indices, weights, first row, end row) covering every row once; `heads`:
-        the kernel reads about one edge per row (CC's sampled links), not whole rows."""
-        vertices, edges, lines = self.heads if heads else self.full
+    def row_segments(self, reads=None):
+        """(indptr, indices, weights, first row, end row) covering every row the kernel reads:
+        `reads` None, every row whole; "heads", every row's first line (CC's sampled links); or
+        a callable giving per row 0 (not read: the kernel skips it), 1 (its first line) or 2
+        (whole), as a bool or uint8 array on the device, evaluated only here. Chunks whose rows
+        are not read are left out."""
+        if callable(reads):
+            per_row = reads()
+            if per_row.dtype == np.bool_:
+                per_row = per_row.view(np.uint8)
+            cnt = self.counters
+            self.part.kernels("chunks").chunk_row_stats(
+                self.indptr, per_row, self.starts_dev, self.width, self.wwidth,
+                cnt[0], cnt[1], cnt[2])
+            vertices, edges, lines = self.part.to_host(cnt, count=False)[:, :self.nchunks]
+        else:
+            vertices, edges, lines = self.heads if reads == "heads" else self.full
+        lines = np.minimum(lines, self.chunk_lines)
         codes = self.choose(vertices, edges, lines, rows=True)
         self._record(codes, lines)
         starts = self.starts

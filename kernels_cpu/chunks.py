@@ -5,7 +5,8 @@ A GPU partition whose edges stay in host memory splits them into chunks of conse
 `chunk_stats` counts per chunk the active vertices (with at least one edge), their edges and the
 128-byte lines a zero-copy read of their rows touches (misaligned starts count: a row spanning
 bytes [a, b) touches (b - 1) // 128 - a // 128 + 1 lines, for the indices and, when weights are
-read too, for the weights); `chunk_split` deals the queue into per-segment sub-queues;
+read too, for the weights); `chunk_row_stats` counts the same for a kernel over all rows, per
+row as the algorithm reads it (none, the first line only, or the whole row); `chunk_split` deals the queue into per-segment sub-queues;
 `chunk_index` writes the row index of a compacted sub-graph (whose rows kernels_cpu/stream.py
 gathers); `chunk_copy` copies whole chunks on the CPU (compaction when every row is active).
 These run on emulated GPU partitions only (a real one runs the CUDA twins), except `chunk_copy`,
@@ -42,6 +43,30 @@ def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, 
             lines[c] += _lines(a, b, width)
             if wwidth:
                 lines[c] += _lines(a, b, wwidth)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):
+    """Per chunk, over its rows v with an edge and reads[v] > 0: the rows, the edges read and
+    the lines touched; reads[v] == 1 reads the row's first line (bottom-up BFS stops at the first
+    parent), 2 the whole row."""
+    for c in prange(starts.size - 1):
+        nv = ne = nl = 0
+        for v in range(starts[c], starts[c + 1]):
+            r = reads[v]
+            if r == 0:
+                continue
+            a, b = indptr[v], indptr[v + 1]
+            if b <= a:
+                continue
+            nv += 1
+            if r == 1:
+                ne += 1
+                nl += 2 if wwidth else 1
+            else:
+                ne += b - a
+                nl += _lines(a, b, width) + (_lines(a, b, wwidth) if wwidth else 0)
+        counts[c], edges[c], lines[c] = nv, ne, nl
 
 
 @njit(nogil=True, cache=True)

@@ -3,7 +3,8 @@ arguments and results; `chunk_gather` and `chunk_copy` have none: compaction run
 
 chunk_stats: a grid-stride loop, one queue item per thread at a time; per-chunk totals gather in
 shared memory and each block adds them to the global ones once (MAX_CHUNKS chunks at most, which
-the stream guarantees by widening its chunks). chunk_split: one item per thread; a block counts
+the stream guarantees by widening its chunks). chunk_row_stats: one block per chunk, a thread per
+row at a time, totals summed in shared memory (no atomics). chunk_split: one item per thread; a block counts
 its items per segment in shared memory, reserves room for them with one atomic per segment, then
 writes them. chunk_index: one thread per item.
 """
@@ -56,6 +57,39 @@ __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
     }
 }
 
+__global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads,
+                                      const i64* starts, i64 width, i64 wwidth,
+                                      u64* counts, u64* edges, u64* nlines) {
+    __shared__ u64 s[3][256];            // THREADS
+    int c = blockIdx.x, t = threadIdx.x;
+    u64 nv = 0, ne = 0, nl = 0;
+    for (i64 v = starts[c] + t; v < starts[c + 1]; v += blockDim.x) {
+        unsigned char r = reads[v];
+        if (r == 0) continue;
+        i64 a = indptr[v], b = indptr[v + 1];
+        if (b <= a) continue;
+        nv++;
+        if (r == 1) {
+            ne++;
+            nl += wwidth ? 2 : 1;
+        } else {
+            ne += (u64)(b - a);
+            nl += lines(a, b, width) + (wwidth ? lines(a, b, wwidth) : 0);
+        }
+    }
+    s[0][t] = nv; s[1][t] = ne; s[2][t] = nl;
+    __syncthreads();
+    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+        if (t < o) {
+            s[0][t] += s[0][t + o]; s[1][t] += s[1][t + o]; s[2][t] += s[2][t + o];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        counts[c] = s[0][0]; edges[c] = s[1][0]; nlines[c] = s[2][0];
+    }
+}
+
 __global__ void totem_chunk_split(const i64* queue, i64 qlen, const i64* cid,
                                   const i64* seg_of_chunk, int nsegs, u64* pos, i64* out) {
     __shared__ unsigned int s_count[MAX_CHUNKS];
@@ -94,6 +128,14 @@ def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, 
         function(SOURCE, "totem_chunk_stats")(
             (blocks,), (THREADS,), (indptr, queue, i64(qlen), starts, np.int32(nchunks),
                                     i64(width), i64(wwidth), cid, counts, edges, lines))
+
+
+def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):
+    nchunks = starts.size - 1
+    if nchunks > 0:
+        function(SOURCE, "totem_chunk_row_stats")(
+            (nchunks,), (THREADS,), (indptr, reads, starts, i64(width), i64(wwidth), counts,
+                                     edges, lines))
 
 
 def chunk_split(queue, qlen, cid, seg_of_chunk, pos, out):

@@ -139,6 +139,41 @@ def test_chunk_kernels_match_numpy():
         assert np.array_equal(buf[index[v]:index[v + 1]], indices[indptr[v]:indptr[v + 1]])
     k.chunk_copy(indices, 100, 900, buf)
     assert np.array_equal(buf[:800], indices[100:900])
+    # rows as a kernel over all rows reads them: none, the first line, or whole
+    reads = rng.integers(0, 3, 300).astype(np.uint8)
+    k.chunk_row_stats(indptr, reads, starts, 4, 8, cnt[0], cnt[1], cnt[2])
+    rows = np.searchsorted(starts, np.arange(300), side="right") - 1
+    read = (reads > 0) & (deg > 0)
+    whole = read & (reads == 2)
+    n = starts.size - 1
+    assert np.array_equal(cnt[0], np.bincount(rows[read], minlength=n))
+    assert np.array_equal(cnt[1], np.bincount(rows[read], weights=np.where(whole, deg, 1)[read],
+                                              minlength=n))
+    assert np.array_equal(cnt[2], np.bincount(rows[read], weights=np.where(whole, lines, 2)[read],
+                                              minlength=n))
+
+
+def test_rows_not_read_are_not_streamed():
+    """A kernel over rows that reads none of them gets only the resident rows; with every row
+    read whole it gets them all; a chunk is never counted as more lines than it has."""
+    g = generate("rmat:11", seed=2, undirected=True)
+    opts = streaming(g)
+    plan = partition(g, "HIGH", cpu_share=0.0, gpus=1)
+    for transfer in ("zerocopy", "auto"):
+        engine = Engine(plan, "emulated", edges=EdgeOptions(transfer, **opts))
+        part = engine.parts[0]
+        view = part.view("out")
+        view.prepare(False)
+        stream = view.stream
+        assert stream is not None and stream.n_resident < stream.nchunks
+        none = list(view.row_segments(lambda: np.zeros(view.n_local, bool)))
+        assert [(s[3], s[4]) for s in none] == [(0, int(stream.starts[stream.n_resident]))]
+        every = list(view.row_segments(lambda: np.full(view.n_local, 2, np.uint8)))
+        covered = sorted((s[3], s[4]) for s in every)
+        assert covered[0][0] == 0 and covered[-1][1] == view.n_local
+        assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))
+        s = stream.take_stats()
+        assert s["zerocopy_bytes"] <= 128 * stream.chunk_lines[stream.n_resident:].sum()
 
 
 def test_cli_streams_with_a_small_budget(tmp_path):

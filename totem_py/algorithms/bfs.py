@@ -42,8 +42,10 @@ class BFS(Algorithm):
                 k.bfs_push(indptr, indices, v.n_local, s.level, queue, qlen, step,
                            q.next, q.next_len, box.touched, box.count)
         else:
-            # bottom-up stops at the first parent found: about one line read per row
-            for indptr, indices, _, first, end in v.row_segments(heads=True):
+            # bottom-up reads only unvisited rows, and stops at the first parent found: about
+            # one line per row
+            unvisited = lambda: s.level[:v.n_local] == UNVISITED     # noqa: E731
+            for indptr, indices, _, first, end in v.row_segments(unvisited):
                 k.bfs_pull(indptr, indices, end, s.level, step, q.next, q.next_len, first)
 
     def gather(self, part, step, mode):
