@@ -60,13 +60,15 @@ class DeviceView:
         part, view = self._part, self.host
         weights = weights and view.weights is not None
         opts, budget = part.edges, part.view_budget
-        need = view.indptr.nbytes + view.indices.nbytes + (view.weights.nbytes if weights else 0)
+        need = (view.indptr.nbytes + view.indices.nbytes
+                + (self.host_weights.nbytes if weights else 0))
         if part.kind == "gpu" and opts.transfer != "resident" and budget is not None \
                 and need > budget:
             if self.stream is None or bool(self.stream.wwidth) != weights:
                 self.indices = self._weights = self.stream = None
                 self.stream = EdgeStream(part, view, self.indptr, budget, opts.transfer,
-                                         opts.chunk_bytes, opts.merge, weights)
+                                         opts.chunk_bytes, opts.merge,
+                                         self.host_weights if weights else None)
             self.device_bytes = self.stream.device_bytes
             return
         self.stream = None
@@ -79,9 +81,20 @@ class DeviceView:
     @property
     def weights(self):
         if self._weights is None and self.host.weights is not None:
-            self._weights = self._part.edges_to_device(self.host.weights)
-            self._part.graph_bytes += self.host.weights.nbytes
+            self._weights = self._part.edges_to_device(self.host_weights)
+            self._part.graph_bytes += self.host_weights.nbytes
         return self._weights
+
+    @functools.cached_property
+    def host_weights(self):
+        """The weights a GPU partition places or streams: float32 when every weight is a
+        float32 exactly (the generators' integer weights are), half the bytes of float64; the
+        kernels add them to float64 distances, so results do not change."""
+        w = self.host.weights
+        if w is None or self._part.kind != "gpu":
+            return w
+        narrow = w.astype(np.float32)
+        return narrow if np.array_equal(narrow, w) else w
 
     def queue_segments(self, queue, qlen):
         """(indptr, indices, weights, queue, length) tuples that together cover the rows of

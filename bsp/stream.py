@@ -60,14 +60,18 @@ def row_lines(indptr, width):
 class EdgeStream:
     """One view's edges for one GPU partition, streamed (see the module's docstring)."""
 
-    def __init__(self, part, view, indptr, budget, transfer, chunk_bytes, merge=4, weights=False):
+    def __init__(self, part, view, indptr, budget, transfer, chunk_bytes, merge=4, weights=None):
+        """`weights`: the host weights to stream beside the indices (None: the algorithm
+        reads none)."""
         self.part, self.view, self.indptr = part, view, indptr
+        self.weights = weights
         self.transfer = transfer
         self.merge = max(1, int(merge))
         n = self.n = view.n_local
         hp = view.indptr
         self.width = view.indices.itemsize
-        self.wwidth = view.weights.itemsize if weights else 0
+        weights = weights is not None
+        self.wwidth = self.weights.itemsize if weights else 0
         bpe = self.width + self.wwidth
         starts = self.starts = chunk_starts(hp, n, self.width, chunk_bytes)
         ends = self.ends = hp[starts]                 # first edge of each chunk, and the last + 1
@@ -93,16 +97,17 @@ class EdgeStream:
         e_res = int(ends[self.n_resident])
         to = part.to_device
         self.res_indices = to(view.indices[:e_res], count=False)
-        self.res_weights = to(view.weights[:e_res], count=False) if weights else None
+        self.res_weights = to(self.weights[:e_res], count=False) if weights else None
         self.host_indices = part.mapped(view.indices)
-        self.host_weights = part.mapped(view.weights) if weights else None
+        self.host_weights = part.mapped(self.weights) if weights else None
+        wtype = self.weights.dtype if weights else None
         xp = part.xp
         self.staging = [(xp.empty(buffers, view.indices.dtype),
-                         xp.empty(buffers, np.float64) if weights else None) for _ in range(2)]
+                         xp.empty(buffers, wtype) if weights else None) for _ in range(2)]
         self.compact = (xp.empty(buffers, view.indices.dtype),
-                        xp.empty(buffers, np.float64) if weights else None)
+                        xp.empty(buffers, wtype) if weights else None)
         self.compact_host = (part.pinned(buffers, view.indices.dtype),
-                             part.pinned(buffers, np.float64) if weights else None)
+                             part.pinned(buffers, wtype) if weights else None)
         self.index = xp.zeros(n + 1, np.int64)        # row index of the compacted rows
         self.starts_dev = to(starts, count=False)
         self.cid = xp.empty(max(n, 1), np.int64)
@@ -290,7 +295,7 @@ class EdgeStream:
         offsets = np.empty(queue.size + 1, np.int64)
         stream_offsets(hp, queue, queue.size, offsets)
         stream_gather(hp, view.indices, queue, queue.size, offsets, self.compact_host[0],
-                      view.weights if self.wwidth else None, self.compact_host[1])
+                      self.weights, self.compact_host[1])
         return offsets
 
     def _compacted(self, pending):
@@ -362,7 +367,7 @@ class EdgeStream:
         out = []
         part.host_wait(2)
         for buf, pinned, host in zip(self.compact, self.compact_host,
-                                     (self.view.indices, self.view.weights)):
+                                     (self.view.indices, self.weights)):
             if buf is None:
                 out.append(None)
                 continue

@@ -1,6 +1,7 @@
 """SSSP kernels, CUDA twins of kernels_cpu/sssp.py (same names, arguments and state).
 
-sssp_relax: one thread per frontier edge (load-balanced, lb_edge in _cuda.py); distances drop through a
+sssp_relax: one thread per frontier edge (load-balanced, lb_edge in _cuda.py), weights float32 or
+float64 (bsp/partition.py places float32 when exact); distances drop through a
 64-bit atomicMin on the bit patterns (non-negative doubles order like integers); the lowering
 writer claims the pending flag with atomicMax and appends the vertex. sssp_split: one thread per
 work-list entry, near entries to the queue and far ones to `keep` through atomic counters (the
@@ -27,15 +28,15 @@ __global__ void totem_sssp_split(const double* dist, int* pending, const i64* wo
     }
 }
 
-template <typename I>
-__global__ void totem_sssp_relax(const i64* indptr, const I* indices, const double* weights,
+template <typename I, typename W>
+__global__ void totem_sssp_relax(const i64* indptr, const I* indices, const W* weights,
                                  i64 n_local, double* dist, const i64* queue, const i64* offs,
                                  i64 qlen, int* pending, i64* work, i64* work_len, i64* touched,
                                  i64* touched_len) {
     i64 v, e;
     if (!lb_edge(indptr, queue, offs, qlen, &v, &e)) return;
     i64 t = indices[e];
-    double nd = dist[v] + weights[e];
+    double nd = dist[v] + (double)weights[e];
     if (nd >= dist[t]) return;
     double old = atomic_min_nonneg(&dist[t], nd);
     if (nd >= old) return;
@@ -70,7 +71,7 @@ def sssp_split(dist, pending, work, work_len, bound, queue, queue_len, keep, kee
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, work, work_len,
                touched, touched_len):
     offs, total = frontier_offsets(indptr, queue, qlen)
-    k = function(SOURCE, "totem_sssp_relax", indices.dtype)
+    k = function(SOURCE, "totem_sssp_relax", indices.dtype, weights.dtype)
     launch(k, total, (indptr, indices, weights, i64(n_local), dist, queue, offs, i64(qlen),
                       pending, work, work_len, touched, touched_len))
 

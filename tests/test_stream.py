@@ -185,3 +185,18 @@ def test_cli_streams_with_a_small_budget(tmp_path):
     import json
     m = json.loads(out.read_text())
     assert m["verified"] and m["transfer"]["chunks"] > 1
+
+
+def test_weights_narrow_to_float32_only_when_exact():
+    """Integer weights stream as float32 (half the bytes); weights that float32 would round
+    stay float64; SSSP matches the reference either way."""
+    g = generate("rmat:10", seed=3, undirected=True, weighted=True)
+    fractional = g.with_weights(g.weights + 0.1)
+    for graph, dtype in ((g, np.float32), (fractional, np.float64)):
+        opts = streaming(graph)
+        plan = partition(graph, "HIGH", cpu_share=0.0, gpus=1)
+        engine = Engine(plan, "emulated", edges=EdgeOptions("auto", **opts))
+        view = engine.parts[0].view("out", True)
+        assert view.host_weights.dtype == dtype and view.stream.weights.dtype == dtype
+        check_matrix(graph, "HIGH", devices=("emulated",), shares=(0.0,), gpus_list=(1,),
+                     edges=EdgeOptions("auto", **opts))
