@@ -77,7 +77,8 @@ def main(argv=None):
     p.add_argument("--algorithms", default="bfs,sssp,pagerank,cc")
     p.add_argument("--engines", default=",".join(ENGINES))
     p.add_argument("--budget-fraction", type=float, default=0.25,
-                   help="--gpu-memory as a fraction of the edge bytes (ids, plus weights for sssp)")
+                   help="--gpu-memory as a fraction of the edge bytes (ids, plus weights for "
+                        "sssp, as placed: float32 when exact)")
     p.add_argument("--gpu-memory", default=None, help="a fixed budget instead (e.g. 2G)")
     p.add_argument("--chunk-bytes", default=None,
                    help="default: 1/256 of the edge ids' bytes, between 1M and 32M")
@@ -94,9 +95,11 @@ def main(argv=None):
     chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
         int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
     others = OTHERS.get((args.graph, undirected), {})
+    # the weights as a GPU partition holds them (float32 when exact: DeviceView.host_weights)
+    weight_bytes = 4 if np.array_equal(graph.weights.astype(np.float32), graph.weights) else 8
     rows, plan = [], None
     for alg in args.algorithms.split(","):
-        per_edge = graph.indices.itemsize + (8 if alg == "sssp" else 0)
+        per_edge = graph.indices.itemsize + (weight_bytes if alg == "sssp" else 0)
         budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
             int(args.budget_fraction * graph.n_edges * per_edge)
         ref, results = None, []
