@@ -331,6 +331,7 @@ class EdgeStream:
             if per_row.dtype == np.bool_:
                 per_row = per_row.view(np.uint8)
             cnt = self.counters
+            cnt.fill(0)
             self.part.kernels("chunks").chunk_row_stats(
                 self.indptr, per_row, self.starts_dev, self.width, self.wwidth,
                 cnt[0], cnt[1], cnt[2])
@@ -344,15 +345,17 @@ class EdgeStream:
         if self.n_resident:
             yield self.indptr, self.res_indices, self.res_weights, 0, int(starts[self.n_resident])
         c = 0
-        while c < self.nchunks:          # zero-copy chunks: one launch per run of them
-            if codes[c] != ZEROCOPY:
+        while c < self.nchunks:          # zero-copy chunks: one launch per run of them, idle
+            if codes[c] != ZEROCOPY:     # chunks between them included (their rows are not read)
                 c += 1
                 continue
-            d = c
-            while d < self.nchunks and codes[d] == ZEROCOPY:
+            last = d = c
+            while d < self.nchunks and codes[d] in (ZEROCOPY, -1):
+                last = d if codes[d] == ZEROCOPY else last
                 d += 1
-            yield self.indptr, self.host_indices, self.host_weights, int(starts[c]), int(starts[d])
-            c = d
+            yield (self.indptr, self.host_indices, self.host_weights, int(starts[c]),
+                   int(starts[last + 1]))
+            c = last + 1
         groups = self._groups(codes)
         for j, indices, weights in self._filtered(groups):
             c, d = groups[j]

@@ -49,7 +49,8 @@ def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, 
 def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):
     """Per chunk, over its rows v with an edge and reads[v] > 0: the rows, the edges read and
     the lines touched; reads[v] == 1 reads the row's first line (bottom-up BFS stops at the first
-    parent), 2 the whole row."""
+    parent), 2 the whole row. Overwrites the totals (the CUDA twin adds to them: zero them).
+    Rows are reads' length."""
     for c in prange(starts.size - 1):
         nv = ne = nl = 0
         for v in range(starts[c], starts[c + 1]):

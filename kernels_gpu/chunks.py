@@ -3,8 +3,10 @@ arguments and results; `chunk_gather` and `chunk_copy` have none: compaction run
 
 chunk_stats: a grid-stride loop, one queue item per thread at a time; per-chunk totals gather in
 shared memory and each block adds them to the global ones once (MAX_CHUNKS chunks at most, which
-the stream guarantees by widening its chunks). chunk_row_stats: one block per chunk, a thread per
-row at a time, totals summed in shared memory (no atomics). chunk_split: one item per thread; a block counts
+the stream guarantees by widening its chunks). chunk_row_stats: a grid-stride loop, one row per
+thread at a time (rows are reads' length; a chunk may hold millions of empty rows); a warp whose
+rows lie in one chunk sums them with shuffles first, then totals gather in shared memory as in
+chunk_stats (counts must start at zero). chunk_split: one item per thread; a block counts
 its items per segment in shared memory, reserves room for them with one atomic per segment, then
 writes them. chunk_index: one thread per item.
 """
@@ -57,36 +59,51 @@ __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
     }
 }
 
-__global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads,
-                                      const i64* starts, i64 width, i64 wwidth,
+__global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads, i64 n,
+                                      const i64* starts, int nchunks, i64 width, i64 wwidth,
                                       u64* counts, u64* edges, u64* nlines) {
-    __shared__ u64 s[3][256];            // THREADS
-    int c = blockIdx.x, t = threadIdx.x;
-    u64 nv = 0, ne = 0, nl = 0;
-    for (i64 v = starts[c] + t; v < starts[c + 1]; v += blockDim.x) {
-        unsigned char r = reads[v];
-        if (r == 0) continue;
-        i64 a = indptr[v], b = indptr[v + 1];
-        if (b <= a) continue;
-        nv++;
-        if (r == 1) {
-            ne++;
-            nl += wwidth ? 2 : 1;
-        } else {
-            ne += (u64)(b - a);
-            nl += lines(a, b, width) + (wwidth ? lines(a, b, wwidth) : 0);
-        }
-    }
-    s[0][t] = nv; s[1][t] = ne; s[2][t] = nl;
+    __shared__ u64 s_count[MAX_CHUNKS], s_edges[MAX_CHUNKS], s_lines[MAX_CHUNKS];
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s_count[c] = s_edges[c] = s_lines[c] = 0;
     __syncthreads();
-    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
-        if (t < o) {
-            s[0][t] += s[0][t + o]; s[1][t] += s[1][t + o]; s[2][t] += s[2][t + o];
+    const unsigned full = 0xffffffffu;
+    for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += (i64)gridDim.x * blockDim.x) {
+        i64 v = base + threadIdx.x;          // the whole warp stays in the loop (shuffles below)
+        u64 nv = 0, ne = 0, nl = 0;
+        int c = 0;
+        if (v < n) {
+            c = chunk_of(starts, nchunks, v);
+            unsigned char r = reads[v];
+            i64 a = r ? indptr[v] : 0, b = r ? indptr[v + 1] : 0;
+            if (b > a) {
+                nv = 1;
+                ne = r == 1 ? 1 : (u64)(b - a);
+                nl = r == 1 ? (wwidth ? 2 : 1)
+                            : lines(a, b, width) + (wwidth ? lines(a, b, wwidth) : 0);
+            }
         }
-        __syncthreads();
+        int c0 = __shfl_sync(full, c, 0);
+        if (__all_sync(full, c == c0 || v >= n)) {     // one chunk: sum over the warp first
+            for (int o = 16; o > 0; o >>= 1) {
+                nv += __shfl_down_sync(full, nv, o);
+                ne += __shfl_down_sync(full, ne, o);
+                nl += __shfl_down_sync(full, nl, o);
+            }
+            c = c0;
+            if ((threadIdx.x & 31) != 0) nv = 0;
+        }
+        if (nv) {
+            atomicAdd(&s_count[c], nv);
+            atomicAdd(&s_edges[c], ne);
+            atomicAdd(&s_lines[c], nl);
+        }
     }
-    if (t == 0) {
-        counts[c] = s[0][0]; edges[c] = s[1][0]; nlines[c] = s[2][0];
+    __syncthreads();
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
+        if (s_count[c]) {
+            atomicAdd(&counts[c], s_count[c]);
+            atomicAdd(&edges[c], s_edges[c]);
+            atomicAdd(&nlines[c], s_lines[c]);
+        }
     }
 }
 
@@ -132,10 +149,13 @@ def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, 
 
 def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):
     nchunks = starts.size - 1
-    if nchunks > 0:
+    assert nchunks <= MAX_CHUNKS
+    n = int(reads.size)
+    blocks = max(1, min((n + THREADS - 1) // THREADS, 1024))
+    if n > 0:
         function(SOURCE, "totem_chunk_row_stats")(
-            (nchunks,), (THREADS,), (indptr, reads, starts, i64(width), i64(wwidth), counts,
-                                     edges, lines))
+            (blocks,), (THREADS,), (indptr, reads, i64(n), starts, np.int32(nchunks), i64(width),
+                                    i64(wwidth), counts, edges, lines))
 
 
 def chunk_split(queue, qlen, cid, seg_of_chunk, pos, out):
