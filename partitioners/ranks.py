@@ -5,7 +5,7 @@ PartitionPlan, but holds only what its rank needs: the global shape of the plan 
 every pid, the graph's size), the vertex lists and out-degrees of its own partitions, and their
 LocalViews. Lists indexed by pid (`gvids`, `views(name)`) hold None for other ranks' partitions.
 The vertex lists arrive in the global plan's local-id order (its `hub_sort`, applied by
-`plan.local_order` on rank 0), so a rank's partitions are laid out as in one process.
+`local_order` in plan.py on rank 0), so a rank's partitions are laid out as in one process.
 `owner[gvid]` and `lvid_of[gvid]` answer for the vertices of this rank's partitions; any other
 vertex is owned by pid -1 ("elsewhere"), which is all an algorithm asks (`owned_lvid`).
 
