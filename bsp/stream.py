@@ -4,7 +4,8 @@ do not fit its budget (`--gpu-memory`).
 The edges (and weights, for algorithms that read them) stay in pinned, mapped host memory, split
 into chunks of consecutive rows holding about `chunk_bytes` of indices each. The first chunks, as
 many as the budget holds beside the row index and the staging buffers, are copied to the device
-once and read from there (the partitioner puts the hubs first, so they hold the hubs' rows). Each
+once and read from there (with `hub_sort` "degree", the default, or "hytgraph" the partitioner
+puts the hubs first, so they hold the hubs' rows; with "off" they hold the lowest ids'). Each
 superstep the kernel that walks the edges runs once per *segment*, a set of queue vertices whose
 rows one data path serves:
 

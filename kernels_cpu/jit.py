@@ -93,8 +93,9 @@ def row_blocks(indptr, n, nblocks, first=0):
     indptr[first..n] only).
 
     prange hands each thread an equal count of iterations; with hubs first (the partitioner's
-    local order) equal row counts would give one thread most of the edges, so vertex loops over a
-    CSR iterate over these blocks instead."""
+    local order unless `hub_sort` is "off") equal row counts would give one thread most of the
+    edges, so vertex loops over a CSR iterate over these blocks instead. They balance any order;
+    which thread runs a row never changes what it computes."""
     nblocks = max(1, min(nblocks, n - first))
     bounds = np.empty(nblocks + 1, dtype=np.int64)
     base = indptr[first]
@@ -118,7 +119,8 @@ def spread(nblocks):
     """A stride coprime with `nblocks` near nblocks / golden ratio: iteration i of a prange over
     blocks takes block i * stride % nblocks. prange gives each thread a contiguous run of
     iterations; where a block's cost depends on more than its size (bottom-up BFS skips visited
-    rows, which cluster among the hubs) the stride mixes cheap and dear blocks in every run."""
+    rows, which cluster among the hubs, at the front of a partition when it is hub-sorted) the
+    stride mixes cheap and dear blocks in every run."""
     stride = max(1, int(nblocks * 0.618))
     while True:
         a, b = stride, nblocks

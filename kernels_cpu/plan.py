@@ -3,9 +3,11 @@
 Each local row holds its local edges first (targets as local ids) and then its boundary edges
 (targets as n_local + outbox slot), as TOTEM lays partitions out. Rows are independent, so the
 fill runs in parallel over rows without races; marking remote targets is a benign race (every
-writer stores 1). Rows come hubs first, so a prange over them gives the first thread most of the
-edges (measured on rmat:20: 5-13x the mean at 16 threads); the loops take the rows in STRIDE
-interleaved blocks instead (within 5% of the mean).
+writer stores 1). Rows come in the plan's local order, hubs first unless `hub_sort` is "off", so a
+prange over them gives the first thread most of the edges (measured on rmat:20 with "degree":
+5-13x the mean at 16 threads); the loops take the rows in STRIDE interleaved blocks instead (within
+5% of the mean). The blocks decide which thread fills a row, never what the row holds, and they
+balance any order.
 """
 
 import numpy as np
@@ -14,7 +16,7 @@ from numba import njit, prange
 
 STRIDE = 1024   # row i goes to block i % STRIDE; prange hands each thread a run of blocks
 SPREAD = 633    # odd, so j -> j * SPREAD % STRIDE permutes the blocks: the first rows (the
-                # largest hubs) land in blocks that different threads run
+                # largest hubs, when hub-sorted) land in blocks that different threads run
 
 
 @njit(parallel=True, nogil=True, cache=True)

@@ -3,7 +3,17 @@
 TOTEM section 6: order the vertices by degree (HIGH: highest first, LOW: lowest first) or randomly
 (RAND), give the CPU partition the shortest prefix of that order that holds `cpu_share` of the edges,
 and split the rest over the GPU partitions so each holds an equal share of the remaining edges.
-Inside a partition, local ids go to the vertices by out-degree, highest first (hubs first). Degrees are out-degrees: a partition owns its vertices' out-edges.
+Degrees are out-degrees: a partition owns its vertices' out-edges.
+
+Inside a partition, local ids follow `hub_sort` (`local_order`); the order only changes speed, never
+results. Rows are laid out in local-id order, so on a GPU partition that streams its edges
+(bsp/stream.py) the leading chunks, which stay resident, hold the first local ids' rows.
+  - "degree" (default): every vertex by out-degree, highest first, ties by global id (hubs first;
+    a full sort, O(Vp log Vp)).
+  - "hytgraph": HyTGraph's hub sorting (ICDE'23, section VI-A, eq. 4): the top 8% (rounded up) of
+    the partition's vertices by out-degree x in-degree (in the whole graph) move to the front,
+    highest product first, ties by global id; the others keep their global-id order.
+  - "off": global-id order.
 
 For each CSR view an algorithm needs ("out", "in" or "both"), every partition gets a LocalView:
 its rows with local edges first and boundary edges pointing at ghost slots (one slot per distinct
@@ -11,7 +21,8 @@ remote target, so messages to one remote vertex aggregate), grouped by owning pa
 tables the exchange uses. The plan is built once and serves every algorithm and trial; messaging
 reads these tables and never changes them.
 
-Cost: O(V log V) for the degree order, O(V + E) per view for the local CSRs (Numba, parallel).
+Cost: O(V log V) for the degree order (and "degree"'s local order; "hytgraph" adds an O(E) pass
+for in-degrees and sorts only the hubs), O(V + E) per view for the local CSRs (Numba, parallel).
 """
 
 from dataclasses import dataclass, field
@@ -24,6 +35,8 @@ from totem_py.errors import InputError
 from totem_py.graph import index_dtype
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
+HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)
+HUB_PERCENT = 8                              # HyTGraph's hubs: the top 8% by D_o x D_i
 
 
 @dataclass
@@ -75,16 +88,18 @@ class PlanShape:
 class PartitionPlan(PlanShape):
     """The graph split into partitions; views are built on first use and cached."""
 
-    def __init__(self, graph, strategy, cpu_share, gpus, seed, kinds, owner, gvids):
+    def __init__(self, graph, strategy, cpu_share, gpus, seed, kinds, owner, gvids,
+                 hub_sort="degree"):
         self.graph = graph
         self.strategy = strategy
         self.cpu_share = cpu_share
         self.gpus = gpus
         self.seed = seed
+        self.hub_sort = hub_sort      # the local order inside partitions (`local_order`)
         self.engines = {}             # device -> bsp.Engine built on this plan (harness cache)
         self.kinds = kinds            # per pid: "cpu" or "gpu"
         self.owner = owner            # gvid -> pid
-        self.gvids = gvids            # pid -> global ids in local-id order (hubs first)
+        self.gvids = gvids            # pid -> global ids in local-id order (by hub_sort)
         self.lvid_of = np.empty(graph.n_vertices, dtype=index_dtype(graph.n_vertices))
         for pid, g in enumerate(gvids):
             self.lvid_of[g] = np.arange(g.size, dtype=self.lvid_of.dtype)
@@ -164,12 +179,68 @@ def _prefix_for(cum, target):
     return int(np.searchsorted(cum, target, side="left")) + 1
 
 
-def _hubs_first(graph, members):
-    """A partition's vertices in local-id order: by out-degree, highest first, ties by global id.
-    The few vertices most edges point at then share a few cache lines (what HyTGraph's hub
-    sorting does for transfers): PageRank's and bottom-up BFS's random reads mostly hit them."""
+def check_hub_sort(hub_sort):
+    """`hub_sort` if it is one of HUB_SORTS, else an InputError naming --hub-sort."""
+    if hub_sort not in HUB_SORTS:
+        raise InputError(f"--hub-sort must be one of {', '.join(HUB_SORTS)}, not {hub_sort!r}")
+    return hub_sort
+
+
+def hub_scores(graph):
+    """HyTGraph's hub importance up to its constant denominator (eq. 4: D_o(v) x D_i(v) over
+    D_omax x D_imax): out-degree x in-degree per vertex, in-degrees of the whole graph (equal to
+    the out-degrees for an undirected graph). int64, or float64 where a product could overflow."""
+    out = graph.out_degree
+    if not graph.directed:
+        indeg = out
+    else:
+        indeg = np.bincount(graph.indices, minlength=graph.n_vertices)
+    if out.size and int(out.max()) * int(indeg.max()) >= 2 ** 63:
+        return out.astype(np.float64) * indeg
+    return out.astype(np.int64) * indeg
+
+
+def hytgraph_order(members, scores, percent=HUB_PERCENT):
+    """HyTGraph's hub sorting (ICDE'23, section VI-A, "Hub-vertex-driven priority scheduling":
+    "gather and sort the top 8% important vertices at the beginning of the CSR structure" by
+    H(v), eq. 4, while "the non-hub-vertices remain their natural order") applied to one
+    partition: the top ceil(percent% of `members`) by `scores` (per global id) first, highest
+    first, ties by global id, then every other member in global-id order. HyTGraph sorts its
+    whole CSR once while preparing the data; here each partition's rows are sorted once, when
+    partitioning. O(Vp) selection plus a sort of the hubs only."""
     members = np.sort(members)
-    return members[np.argsort(-graph.out_degree[members], kind="stable")]
+    n = members.size
+    k = -(-percent * n // 100)            # ceil, in integers
+    if k == 0:
+        return members
+    score = scores[members]
+    if k < n:
+        threshold = np.partition(score, n - k)[n - k]           # the k-th largest score
+        above = np.flatnonzero(score > threshold)
+        tied = np.flatnonzero(score == threshold)[:k - above.size]   # lowest global ids
+        top = np.concatenate([above, tied])
+    else:
+        top = np.arange(n)
+    top = top[np.lexsort((top, -score[top]))]   # score descending, then global id
+    rest = np.ones(n, dtype=bool)
+    rest[top] = False
+    return np.concatenate([members[top], members[rest]])
+
+
+def local_order(graph, members, hub_sort="degree", scores=None):
+    """A partition's vertices (`members`, global ids) in local-id order under `hub_sort`:
+    "degree": by out-degree, highest first, ties by global id, so the few vertices most edges
+    point at share a few cache lines (PageRank's and bottom-up BFS's random reads mostly hit
+    them) and their rows come first; "hytgraph": `hytgraph_order` by `scores` (`hub_scores`,
+    computed here when not given); "off": global-id order. Only speed depends on the order."""
+    if hub_sort == "hytgraph":
+        return hytgraph_order(members, hub_scores(graph) if scores is None else scores)
+    members = np.sort(members)
+    if hub_sort == "degree":
+        return members[np.argsort(-graph.out_degree[members], kind="stable")]
+    if hub_sort == "off":
+        return members
+    raise ValueError(f"unknown hub_sort {hub_sort!r}")
 
 
 def _order_members(graph, members, strategy, seed):
@@ -182,10 +253,10 @@ def _order_members(graph, members, strategy, seed):
     return members[np.random.default_rng(seed).permutation(members.size)]
 
 
-def _split(graph, members, strategy, cpu_share, gpus, seed):
+def _split(graph, members, strategy, cpu_share, gpus, seed, hub_sort="degree", scores=None):
     """[(kind, vertices in local-id order)]: one CPU partition holding `cpu_share` of the edges of
-    `members` and `gpus` GPU partitions sharing the rest evenly; empty ones dropped, except that
-    at least one partition is kept."""
+    `members` and `gpus` GPU partitions sharing the rest evenly, each in `local_order`; empty
+    ones dropped, except that at least one partition is kept."""
     n = members.size
     order = _order_members(graph, members, strategy, seed)
     cum = np.cumsum(graph.out_degree[order])
@@ -195,7 +266,7 @@ def _split(graph, members, strategy, cpu_share, gpus, seed):
         kind = "cpu" if k == 0 else "gpu"
         vertices = order[bounds[k]:bounds[k + 1]]
         if vertices.size or (not parts and k == len(bounds) - 2):
-            parts.append((kind, _hubs_first(graph, vertices)))
+            parts.append((kind, local_order(graph, vertices, hub_sort, scores)))
     if not parts:  # no vertices: one partition of the first kind
         parts = [("cpu" if cpu_share > 0 else "gpu", np.empty(0, np.int64))]
     return parts
@@ -216,10 +287,12 @@ def deal_to_ranks(graph, ranks):
     return [np.sort(order[rank == r]) for r in range(ranks)]
 
 
-def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1):
+def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
+              hub_sort="degree"):
     """Split `graph` into one CPU partition holding `cpu_share` of the edges and `gpus` GPU
     partitions sharing the rest evenly. Empty partitions are dropped (cpu_share 1 is the single
-    CPU partition; cpu_share 0 has no CPU partition).
+    CPU partition; cpu_share 0 has no CPU partition). Local ids inside each partition follow
+    `hub_sort` ("degree", "hytgraph" or "off"; the module docstring), chosen once here.
 
     With `ranks` > 1 (an MPI run) the vertices are first dealt to the ranks (`deal_to_ranks`) and
     each rank's share is split as above; rank r's partitions get consecutive pids, after rank
@@ -232,20 +305,24 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1):
         raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
     if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
         raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
+    check_hub_sort(hub_sort)
     if ranks < 1:
         raise ValueError(f"ranks must be >= 1, got {ranks}")
     n = graph.n_vertices
     shares = [np.arange(n)] if ranks == 1 else deal_to_ranks(graph, ranks)
+    scores = hub_scores(graph) if hub_sort == "hytgraph" else None
     kinds, owner_parts, rank_of = [], [], []
     for r, members in enumerate(shares):
-        for kind, vertices in _split(graph, members, strategy, cpu_share, gpus, seed):
+        for kind, vertices in _split(graph, members, strategy, cpu_share, gpus, seed,
+                                     hub_sort, scores):
             kinds.append(kind)
             owner_parts.append(vertices)
             rank_of.append(r)
     owner = np.empty(n, dtype=np.int32)
     for pid, members in enumerate(owner_parts):
         owner[members] = pid
-    plan = PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts)
+    plan = PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts,
+                         hub_sort)
     plan.rank_of = rank_of
     return plan
 

@@ -4,6 +4,8 @@ A `RankPlan` has the interface the engine, the partitions and the algorithms rea
 PartitionPlan, but holds only what its rank needs: the global shape of the plan (kinds and rank of
 every pid, the graph's size), the vertex lists and out-degrees of its own partitions, and their
 LocalViews. Lists indexed by pid (`gvids`, `views(name)`) hold None for other ranks' partitions.
+The vertex lists arrive in the global plan's local-id order (its `hub_sort`, applied by
+`local_order` in plan.py on rank 0), so a rank's partitions are laid out as in one process.
 `owner[gvid]` and `lvid_of[gvid]` answer for the vertices of this rank's partitions; any other
 vertex is owned by pid -1 ("elsewhere"), which is all an algorithm asks (`owned_lvid`).
 
@@ -60,6 +62,7 @@ class RankPlan(PlanShape):
         self.graph = meta["graph"]
         self.strategy, self.cpu_share = meta["strategy"], meta["cpu_share"]
         self.gpus, self.seed = meta["gpus"], meta["seed"]
+        self.hub_sort = meta["hub_sort"]
         self.kinds = list(meta["kinds"])
         self.rank_of = list(meta["rank_of"])
         self.rank = rank
@@ -103,5 +106,5 @@ class RankPlan(PlanShape):
 def rank_meta(plan):
     """The global facts every rank's RankPlan is built from (small: O(partitions))."""
     return dict(graph=GraphSummary.of(plan.graph), strategy=plan.strategy,
-                cpu_share=plan.cpu_share, gpus=plan.gpus, seed=plan.seed,
+                cpu_share=plan.cpu_share, gpus=plan.gpus, seed=plan.seed, hub_sort=plan.hub_sort,
                 kinds=list(plan.kinds), rank_of=list(plan.rank_of))

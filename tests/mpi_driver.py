@@ -4,7 +4,8 @@ tests/test_mpi.py launches; not a test file itself):
     mpirun -n R python tests/mpi_driver.py REPORT.json [--devices cpu,emulated]
 
 Rank 0 holds the graphs and the references; for every graph x HIGH/LOW/RAND x (cpu share, GPU
-partitions per rank) it builds the plan over R ranks and sends each rank its share; then on device
+partitions per rank), and HIGH at two of those with each other local order (`hub_sort` hytgraph
+and off), it builds the plan over R ranks and sends each rank its share; then on device
 cpu and emulated every algorithm runs and rank 0 compares the gathered result with the reference
 under tests/test_engine.py's tolerances. Rank 0 writes a JSON report (runs, failures) that the
 test asserts on. An exception on any rank prints its traceback and aborts every rank.
@@ -33,6 +34,10 @@ from toys import toy_graphs, with_random_weights  # noqa: E402
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 CONFIGS = ((1.0, 1), (0.5, 1), (0.3, 2), (0.0, 1))     # (cpu share, GPU partitions per rank)
+# (strategy, cpu share, GPU partitions per rank, hub_sort): the matrix in the default local
+# order, then the other orders at two hybrid configurations
+PLANS = tuple((s, share, gpus, "degree") for s in STRATEGIES for share, gpus in CONFIGS) + \
+    tuple(("HIGH", share, gpus, h) for h in ("hytgraph", "off") for share, gpus in CONFIGS[1:3])
 DEVICES = ("cpu", "emulated")
 
 
@@ -59,23 +64,24 @@ def main(report, devices=DEVICES):
         source = default_source(graph) if root and graph.n_vertices else None
         source = comm.bcast(source)
         want = expected(graph, source) if root else None
-        for strategy in STRATEGIES:
-            for share, gpus in CONFIGS:
-                plan = partition(graph, strategy, share, gpus, seed=1, ranks=comm.size) \
-                    if root else None
-                rank_plan = scatter_plan(comm, plan)
-                edges = sum(int(rank_plan.out_degree(p).sum()) for p in rank_plan.local_pids)
-                no_edges += comm.allreduce(int(edges == 0))
-                for device in devices:
-                    engine = MpiEngine(rank_plan, comm, device, source_plan=plan)
-                    for alg in algorithms(source):
-                        got, _ = engine.run(alg)
-                        runs += 1
-                        if root:
-                            note = mismatch(alg.name, got, want[alg.name])
-                            if note:
-                                failures.append(f"{alg.name} {name} {strategy} share={share} "
-                                                f"gpus={gpus} {device} ranks={comm.size}: {note}")
+        for strategy, share, gpus, hub_sort in PLANS:
+            plan = partition(graph, strategy, share, gpus, seed=1, ranks=comm.size,
+                             hub_sort=hub_sort) if root else None
+            rank_plan = scatter_plan(comm, plan)
+            assert rank_plan.hub_sort == hub_sort
+            edges = sum(int(rank_plan.out_degree(p).sum()) for p in rank_plan.local_pids)
+            no_edges += comm.allreduce(int(edges == 0))
+            for device in devices:
+                engine = MpiEngine(rank_plan, comm, device, source_plan=plan)
+                for alg in algorithms(source):
+                    got, _ = engine.run(alg)
+                    runs += 1
+                    if root:
+                        note = mismatch(alg.name, got, want[alg.name])
+                        if note:
+                            failures.append(f"{alg.name} {name} {strategy} share={share} "
+                                            f"gpus={gpus} hub_sort={hub_sort} {device} "
+                                            f"ranks={comm.size}: {note}")
     if root:
         pathlib.Path(report).write_text(json.dumps(dict(
             ranks=comm.size, runs=runs, failures=failures, rank_plans_without_edges=no_edges,

@@ -60,7 +60,7 @@ def mismatch(name, got, want):
 
 
 def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOptions(),
-                 gpus_list=GPUS):
+                 gpus_list=GPUS, hub_sort="degree"):
     source = default_source(graph) if graph.n_vertices else None
     want = expected(graph, source)
     failures = []
@@ -68,7 +68,7 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOpti
         for gpus in gpus_list:
             if share == 1.0 and gpus > 1:
                 continue   # the same single-CPU-partition plan
-            plan = partition(graph, strategy, share, gpus, seed=1)
+            plan = partition(graph, strategy, share, gpus, seed=1, hub_sort=hub_sort)
             for device in devices:
                 engine = Engine(plan, device, edges=edges)
                 for alg in algorithms(source):
@@ -76,7 +76,7 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOpti
                     note = mismatch(alg.name, got, want[alg.name])
                     if note:
                         failures.append(f"{alg.name} {strategy} share={share} gpus={gpus} "
-                                        f"{device} {edges.transfer}: {note}")
+                                        f"{device} {edges.transfer} hub_sort={hub_sort}: {note}")
     assert not failures, "\n".join(failures)
 
 

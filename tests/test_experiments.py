@@ -175,3 +175,27 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
                 "--json", str(out))
     records = json.loads(out.read_text())["records"]
     assert len(records) == 5 * 3 and "DIFFERS" not in proc.stdout
+
+
+def test_bench_transfer_measures_each_hub_sort(tmp_path):
+    """The transfer benchmark on the emulated device with hub sorting on and off: every engine
+    runs once per local order, the rows carry the order, and every result agrees."""
+    out = tmp_path / "transfer.json"
+    proc = _run("experiments.bench_transfer", "--graph", "rmat:9", "--device", "emulated",
+                "--algorithms", "bfs,pagerank", "--engines", "filter,zerocopy,auto",
+                "--hub-sort", "degree,hytgraph,off", "--gpu-memory", "20K",
+                "--chunk-bytes", "256", "--trials", "1", "--threads", "1", "--json", str(out))
+    data = json.loads(out.read_text())
+    rows = data["rows"]
+    assert data["hub_sorts"] == ["degree", "hytgraph", "off"]
+    assert len(rows) == 2 * 3 * 3 and all(r["matches"] for r in rows)
+    assert {(r["algorithm"], r["transfer"], r["hub_sort"]) for r in rows} == {
+        (a, e, h) for a in ("bfs", "pagerank") for e in ("filter", "zerocopy", "auto")
+        for h in ("degree", "hytgraph", "off")}
+    assert all(r["metrics"]["hub_sort"] == r["hub_sort"] and r["resident_chunks"] > 0
+               for r in rows)
+    assert "hub sort" in proc.stdout and " NO " not in proc.stdout
+    bad = subprocess.run([sys.executable, "-m", "experiments.bench_transfer", "--hub-sort",
+                          "degree,sideways"], cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode == 2 and "--hub-sort" in bad.stderr

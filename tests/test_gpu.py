@@ -1,7 +1,7 @@
 """The configuration matrix on a real GPU (`python -m pytest -m gpu` on the GPU machine): every
 algorithm x HIGH/LOW/RAND x cpu shares x 1 and 2 GPU partitions (two may share one device) against
 the serial references, on the toy graphs, on ../shared/data (or $TOTEM_DATA) and on generated
-graphs of a few million edges. Skips where CuPy sees no CUDA device."""
+graphs of a few million edges; streamed edges under every local order (`hub_sort`). Skips where CuPy sees no CUDA device."""
 
 import pytest
 
@@ -50,6 +50,21 @@ def test_streamed_edges_on_gpu(transfer, strategy):
         g = with_random_weights(TOYS[name], seed=3)
         check_matrix(g, strategy, devices=GPU, shares=(0.0,), gpus_list=(1,),
                      edges=EdgeOptions(transfer, **streaming(g, chunk_bytes=8, fraction=0.0)))
+
+
+@pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))
+@pytest.mark.parametrize("hub_sort", ("hytgraph", "off"))
+def test_streamed_edges_on_gpu_under_other_orders(hub_sort, transfer):
+    """The local orders besides the default ("degree", above): same answers, resident and
+    streamed."""
+    import totem_py
+    for undirected in (True, False):
+        g = with_random_weights(totem_py.generate("rmat:10", seed=4, undirected=undirected), 5)
+        if transfer == "auto":      # resident edges once per order
+            check_matrix(g, "HIGH", devices=GPU, shares=(0.5, 0.0), gpus_list=(1, 2),
+                         hub_sort=hub_sort)
+        check_matrix(g, "HIGH", devices=GPU, shares=(0.5, 0.0), gpus_list=(1, 2),
+                     edges=EdgeOptions(transfer, **streaming(g)), hub_sort=hub_sort)
 
 
 @pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))

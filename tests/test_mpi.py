@@ -73,7 +73,8 @@ def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
 
 def test_command_on_two_ranks_matches_one_process(tmp_path):
     common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "RAND",
-              "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2"]
+              "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2",
+              "--hub-sort", "hytgraph"]
     one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
                           tmp_path / "one.npy", "--quiet"], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
@@ -84,7 +85,7 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
     assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
     assert proc.stdout.count("graph rmat:11") == 1          # only rank 0 prints
     m = json.loads((tmp_path / "two.json").read_text())
-    assert m["ranks"] == 2 and m["verified"] is True
+    assert m["ranks"] == 2 and m["verified"] is True and m["hub_sort"] == "hytgraph"
     assert [p["rank"] for p in m["partitions"]] == [0, 0, 0, 1, 1, 1]
     assert [p["kind"] for p in m["partitions"]] == ["cpu", "gpu", "gpu"] * 2
     assert len(m["per_rank"]) == 2 and all(r["bytes_sent"] > 0 for r in m["per_rank"])

@@ -89,7 +89,7 @@ def run_ranks(argv, comm):
 
     from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, node_place, scatter_plan
-    from partitioners import partition as make_plan
+    from partitioners import check_hub_sort, partition as make_plan
 
     from .backend import resolve_device
     from .errors import check_memory
@@ -114,6 +114,7 @@ def run_ranks(argv, comm):
         share = _share(args.cpu_share or ("auto" if device == "gpu" else "0.5"))
         if args.gpus < 0:
             raise InputError(f"--gpus must be >= 0, got {args.gpus}")
+        check_hub_sort(args.hub_sort)
         budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
         if args.transfer not in TRANSFERS:
             raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, "
@@ -154,8 +155,9 @@ def run_ranks(argv, comm):
                                      args.transfer, args.seed)
         check_memory(2 * graph.nbytes, "partitioning the graph")
         progress.phase(f"partitioning over {ranks} ranks: {strategy} cpu-share {cpu_share} "
-                       f"over {args.gpus} GPU(s) per rank")
-        plan = make_plan(graph, strategy, cpu_share, args.gpus, args.seed, ranks=ranks)
+                       f"over {args.gpus} GPU(s) per rank, hub sort {args.hub_sort}")
+        plan = make_plan(graph, strategy, cpu_share, args.gpus, args.seed, ranks=ranks,
+                         hub_sort=args.hub_sort)
         return graph, alg, source, plan, plan.stats(), cpu_share
     loaded = collective(comm, load, root_only=True)
     graph, alg, source, plan, stats, cpu_share = loaded if root else (None,) * 6
@@ -278,8 +280,8 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
     return dict(
         algorithm=alg.name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, gpus=args.gpus,
-        device=device, transfer_mode=args.transfer, source=source,
+        partition=strategy, hub_sort=args.hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
+        gpus=args.gpus, device=device, transfer_mode=args.transfer, source=source,
         iterations=getattr(alg, "iterations", None),
         ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],

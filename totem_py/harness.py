@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bsp import Algorithm, EdgeOptions, Engine
-from partitioners import auto_share, partition as make_plan
+from partitioners import auto_share, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank
 from .backend import resolve_device
@@ -136,16 +136,24 @@ def transfer_summary(engine, records, h2d):
     return out
 
 
+def plan_key(plan):
+    """What a plan is built from; harness.run reuses a plan whose key matches the run's."""
+    return plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed, plan.hub_sort
+
+
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20):
+        chunk_bytes=32 << 20, hub_sort="degree"):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
-    cpu share and GPU count reuses it (and its engines) instead of partitioning again."""
+    cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
+    again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
+    "hytgraph" or "off"); it changes speed only."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
+    check_hub_sort(hub_sort)
     alg, source = make_algorithm(algorithm, graph, source, iterations, seed)
     graph = prepare_graph(graph, alg)
     strategy = partition
@@ -157,14 +165,14 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         from .model import choose_share as model_share
         cpu_share, model, plans = model_share(graph, alg, strategy, gpus, device, gpu_memory,
                                               transfer, seed, run, progress, source=source,
-                                              threads=threads)
+                                              threads=threads, hub_sort=hub_sort)
         plan = plans.get(cpu_share, plan)
-    if plan is None or (plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed) != \
-            (graph, strategy, cpu_share, gpus, seed):
+    if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
         check_memory(2 * graph.nbytes, "partitioning the graph")
         if progress:
-            progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s)")
-        plan = make_plan(graph, strategy, cpu_share, gpus, seed)
+            progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s), "
+                           f"hub sort {hub_sort}")
+        plan = make_plan(graph, strategy, cpu_share, gpus, seed, hub_sort=hub_sort)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
     # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
@@ -227,8 +235,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     metrics = dict(
         algorithm=name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        partition=strategy, cpu_share=cpu_share, cpu_share_auto=auto, cpu_share_model=model,
-        gpus=gpus, device=device,
+        partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
+        cpu_share_model=model, gpus=gpus, device=device,
         transfer_mode=transfer,
         source=source, iterations=getattr(alg, "iterations", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],

@@ -44,6 +44,11 @@ def build_parser():
     p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
     p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc")
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
+    p.add_argument("--hub-sort", default="degree",
+                   help="local order inside each partition: degree (every vertex by out-degree, "
+                        "highest first; the default), hytgraph (HyTGraph's hub sorting: the top "
+                        "8%% by out-degree x in-degree first, the rest in id order) or off (id "
+                        "order)")
     p.add_argument("--cpu-share", default=None,
                    help="fraction of edges on the CPU, in [0, 1], or auto (as many edges on the "
                         "GPUs as fit their memory; the default with a GPU, else 0.5), or model "
@@ -100,6 +105,8 @@ def _share(text):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    from partitioners import check_hub_sort
+
     from .backend import resolve_device
     from .generators import graph_from_spec
     from .harness import run
@@ -111,6 +118,7 @@ def main(argv=None):
     share = _share(args.cpu_share)
     if args.gpus < 0:
         raise InputError(f"--gpus must be >= 0, got {args.gpus}")
+    check_hub_sort(args.hub_sort)
     budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
     progress = Progress(enabled=False if args.quiet else None)
     progress.phase(f"loading {args.graph}")
@@ -121,7 +129,8 @@ def main(argv=None):
                  gpus=args.gpus, device=args.device, source=args.source,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
-                 transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"))
+                 transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"),
+                 hub_sort=args.hub_sort)
     m = result.metrics
     if args.output:
         _atomic_write(args.output, lambda f: np.save(f, result.values))
@@ -136,7 +145,8 @@ def print_report(m):
     g = m["graph"]
     print(f"graph {g['spec']}: {g['vertices']} vertices, {g['edges']} edges")
     src = f", source {m['source']}" if m.get("source") is not None else ""
-    print(f"{m['algorithm']}{src}, partition {m['partition']}, cpu share {m['cpu_share']}, "
+    hubs = f" (hub sort {m['hub_sort']})" if m.get("hub_sort") else ""
+    print(f"{m['algorithm']}{src}, partition {m['partition']}{hubs}, cpu share {m['cpu_share']}, "
           f"device {m['device']}, beta {m['beta']:.3f} (aggregated {m['beta_aggregated']:.3f})")
     print(f"{'pid':>3} {'kind':>4} {'vertices':>10} {'edges':>12} {'boundary':>10} "
           f"{'remote':>9} {'compute_s':>10}")
