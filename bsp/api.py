@@ -13,7 +13,8 @@ Per superstep the engine runs one Mode of the algorithm on every partition:
               scatter(part, step, mode, inbox) folds it into local state.
   pull mode:  gather(part, step, mode) returns the values of the partition's boundary vertices;
               exchange copies them into the ghost slots of every reader;  compute(part, step, mode,
-              box) then reads remote neighbours from `box`.
+              box) then reads remote neighbours from `box`. A bool message (a flag per vertex,
+              e.g. "in the frontier") travels packed to bits, 1/8 byte per ghost slot.
 
 After every superstep each partition votes (`vote`): how many vertices are active for the next
 step. When no partition has any, the engine asks `advance(key)` whether another phase follows

@@ -7,7 +7,14 @@ copied whole boxes; its paper names that as a limitation for frontier algorithms
 Boxes and inboxes stay at the identity between supersteps and only what was written is reset, so
 with recording modes (the kernels list the slots they touch) a superstep that sends k messages
 costs O(k), not O(ghosts).
-Pull: each owner's boundary values are copied into the ghost slots of every reader.
+Pull: each owner's boundary values are copied into the ghost slots of every reader. Values of a
+numeric message (PageRank's contributions, BC's backward sums) travel whole: the owner's boundary
+array goes to the host once and is gathered into each reader's slots there. Flags (a bool message,
+such as bottom-up BFS's "this vertex is in the frontier") travel as bits, as TOTEM's bitmaps do:
+for each reader the owner gathers the flags of the ghosts that reader holds, in the reader's slot
+order (the view's `peer_pos`, kept on the owner's device), and packs them 8 to a byte on its own
+device; only those bytes cross to the host, and (for a GPU reader) back to the reader's device,
+where they are unpacked into its ghost slots: n_ghosts / 8 bytes each way instead of the values.
 
 Copies between a GPU (or emulated GPU) partition and the host go through `to_host`/`to_device`, so
 the bytes are counted where the real device transfers happen. The CPU partition's boxes are already
@@ -176,7 +183,9 @@ def _deliver(part, view, inbox, identity, view_name):
 
 def exchange_pull(parts, host_views, mode, values):
     """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
-    (`part.boxes[mode.name]`)."""
+    (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits."""
+    if mode.message.dtype == np.bool_:
+        return _pull_bits(parts, host_views, mode, values)
     host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
                  for p in parts]
     messages = 0
@@ -194,4 +203,42 @@ def exchange_pull(parts, host_views, mode, values):
         if ghosts is not box:
             with q.context():
                 box[:] = q.to_device(ghosts)
+    return messages
+
+
+def pack_bits(part, view_name, flags, reader):
+    """Owner side of a pull of flags: the flags (`flags`: one per boundary vertex, on the
+    partition's device) of the ghosts partition `reader` holds of this one, in its slot order,
+    packed 8 to a byte on the device; returns the bytes on the host (counted)."""
+    pos = part.views[view_name].peer_pos[reader]
+    packed = part.xp.empty((pos.size + 7) // 8, dtype=np.uint8)
+    part.kernels("boxes").box_pack_bits(flags, pos, packed)
+    return part.to_host(packed)
+
+
+def unpack_bits(part, packed, ghosts):
+    """Reader side: `packed` (host bytes from pack_bits) into the bool ghost slots `ghosts` (a
+    slice of the partition's box, on its device); a device partition gets the bytes, not the
+    flags."""
+    part.kernels("boxes").box_unpack_bits(part.to_device(packed), ghosts)
+
+
+def _pull_bits(parts, host_views, mode, values):
+    """exchange_pull for flags: per (owner, reader) pair the packed bits of the reader's ghost
+    slots from that owner."""
+    messages = 0
+    for q in parts:
+        view = host_views[q.pid]
+        if view.n_ghosts == 0:
+            continue
+        box = q.boxes[mode.name]
+        for p in parts:
+            a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
+            if a == b:
+                continue
+            with p.context():
+                packed = pack_bits(p, mode.view, values[p.pid], q.pid)
+            with q.context():
+                unpack_bits(q, packed, box[a:b])
+        messages += view.n_ghosts
     return messages

@@ -20,7 +20,10 @@ Plan once, execute many (as mpi4py-fft does):
   local peer's box (`kernels_cpu/boxes.py`). Partitions on the same rank exchange as in
   bsp/exchange.py, while the remote messages are in flight.
 * Pull (owner -> ghost): owners gather their boundary values for each peer rank's readers, dense;
-  one `Ialltoallv`; the readers copy them into their ghost slots.
+  one `Ialltoallv`; the readers copy them into their ghost slots. Flags (a bool message) travel as
+  bits, as in bsp/exchange.py: one byte-aligned run of packed bits per (owner, reader) pair, packed
+  on the owner's device and unpacked by the reader, both sides walking the pairs in the same
+  order (owner pid, then reader pid).
 * Vote: `Iallreduce` of (active vertices, frontier edges) with SUM and of the advance key with
   MIN, so every rank sees the global totals and takes the same decisions (direction switches,
   phase changes) in the same superstep.
@@ -44,7 +47,7 @@ from partitioners.plan import LocalView
 from partitioners.ranks import RankPlan, rank_meta
 
 from .engine import Engine
-from .exchange import _HostInbox, _deliver, _inbox, _pack, _reset
+from .exchange import _HostInbox, _deliver, _inbox, _pack, _reset, pack_bits, unpack_bits
 from .partition import EdgeOptions, make_partition
 
 CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
@@ -251,16 +254,44 @@ class ExchangePlan:
                         segs.append((i, a, b, off))
                         off += b - a
             self.pull_recv[r], pull_recv_n[r] = segs, off
+        # pull of flags: the same pairs, each its own run of (slots + 7) // 8 bytes
+        self.bits_send = {}            # s -> [(local index, reader pid, byte offset)]
+        bits_send_n = np.zeros(size, np.int64)
+        for s in self.peers:
+            segs, off = [], 0
+            for i, p in enumerate(local):
+                for q in range(first[s], first[s + 1]):
+                    n = views[p].peer_pos[q].size
+                    if n:
+                        segs.append((i, q, off))
+                        off += (n + 7) // 8
+            self.bits_send[s], bits_send_n[s] = segs, off
+        self.bits_recv = {}            # r -> [(local index, ghost slots a:b, byte offset)]
+        bits_recv_n = np.zeros(size, np.int64)
+        for r in self.peers:
+            segs, off = [], 0
+            for p in range(first[r], first[r + 1]):
+                for i, q in enumerate(local):
+                    a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
+                    if a < b:
+                        segs.append((i, a, b, off))
+                        off += (b - a + 7) // 8
+            self.bits_recv[r], bits_recv_n[r] = segs, off
         # check the two sides agree (once, cheap), and pick the sparse index type
         expect = np.empty(size, np.int64)
         comm.Alltoall([push_send_n, MPI.INT64_T], [expect, MPI.INT64_T])
         if not np.array_equal(expect, push_recv_n):
             raise RuntimeError(f"rank {me}: exchange plan mismatch: peers send {expect.tolist()}, "
                                f"this rank expects {push_recv_n.tolist()}")
+        comm.Alltoall([bits_send_n, MPI.INT64_T], [expect, MPI.INT64_T])
+        if not np.array_equal(expect, bits_recv_n):
+            raise RuntimeError(f"rank {me}: exchange plan mismatch: peers send {expect.tolist()} "
+                               f"bytes of flags, this rank expects {bits_recv_n.tolist()}")
         widest = comm.allreduce(int(max(push_send_n.max(initial=0), 1)), op=MPI.MAX)
         self.index_dtype = np.dtype(np.int32 if widest < 2**31 else np.int64)
         self.push_send_n, self.push_recv_n = push_send_n, push_recv_n
         self.pull_send_n, self.pull_recv_n = pull_send_n, pull_recv_n
+        self.bits_send_n, self.bits_recv_n = bits_send_n, bits_recv_n
         self._buffers = {}
 
     @staticmethod
@@ -414,7 +445,10 @@ class ExchangePlan:
     # -- pull --------------------------------------------------------------------------------
     def pull(self, parts, host_views, mode, values, waiter):
         """Copy every owner's boundary values into its readers' ghost slots, local or remote;
-        returns (messages, bytes sent to other ranks). `values` is aligned with `parts`."""
+        returns (messages, bytes sent to other ranks). `values` is aligned with `parts`. Flags
+        (a bool message) travel as bits (`pull_bits`)."""
+        if mode.message.dtype == np.bool_:
+            return self.pull_bits(parts, host_views, mode, values, waiter)
         host_vals = [p.to_host(values[j]) if host_views[p.pid].boundary_lvid.size else None
                      for j, p in enumerate(parts)]
         dtype = np.dtype(values[0].dtype) if values else np.dtype(mode.message.dtype)
@@ -456,6 +490,46 @@ class ExchangePlan:
                     box[:] = q.to_device(ghosts[j])
         sent = int(scount.sum() - scount[self.me]) * dtype.itemsize
         return messages, sent
+
+    def pull_bits(self, parts, host_views, mode, values, waiter):
+        """`pull` for flags: each (owner, reader) pair's flags packed to bits on the owner's
+        device (bsp.exchange.pack_bits); remote pairs in one `Ialltoallv` of bytes, local ones
+        unpacked while it travels."""
+        scount, rcount = self.bits_send_n, self.bits_recv_n
+        sdispl, rdispl = self._displ(scount), self._displ(rcount)
+        sbuf = self._buffer("bits_s", scount.sum(), np.uint8)
+        rbuf = self._buffer("bits_r", rcount.sum(), np.uint8)
+        for s in self.peers:
+            for i, q, off in self.bits_send[s]:
+                p = parts[i]
+                with p.context():
+                    packed = pack_bits(p, mode.view, values[i], q)
+                k = sdispl[s] + off
+                sbuf[k:k + packed.size] = packed
+        requests = [self.comm.Ialltoallv([sbuf, (scount, sdispl), MPI.BYTE],
+                                         [rbuf, (rcount, rdispl), MPI.BYTE])]
+        messages = 0
+        for q in parts:
+            view = host_views[q.pid]
+            if view.n_ghosts == 0:
+                continue
+            box = q.boxes[mode.name]
+            for i, p in enumerate(parts):
+                a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
+                if a < b:
+                    with p.context():
+                        packed = pack_bits(p, mode.view, values[i], q.pid)
+                    with q.context():
+                        unpack_bits(q, packed, box[a:b])
+            messages += view.n_ghosts
+        waiter.wait(requests, "exchanging boundary flags")
+        for r in self.peers:
+            for i, a, b, off in self.bits_recv[r]:
+                q = parts[i]
+                k = rdispl[r] + off
+                with q.context():
+                    unpack_bits(q, rbuf[k:k + (b - a + 7) // 8], q.boxes[mode.name][a:b])
+        return messages, int(scount.sum() - scount[self.me])
 
 
 # ---- the engine -------------------------------------------------------------------------------

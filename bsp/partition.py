@@ -112,6 +112,13 @@ class DeviceView:
         return self.stream.row_segments(reads)
 
     @functools.cached_property
+    def peer_pos(self):
+        """The LocalView's `peer_pos` on the device, copied once and kept: for each reader q,
+        the positions in boundary_lvid of the ghosts q holds of this partition, in q's slot
+        order (what a pull exchange of flags packs on the owner's device)."""
+        return [self._part.to_device(pos, count=False) for pos in self.host.peer_pos]
+
+    @functools.cached_property
     def node_gvid(self):
         """Global id of every local vertex, then of every ghost slot (int64, on the device)."""
         gvid = np.concatenate([self._part.gvids, self.host.ghost_gvid]).astype(np.int64)

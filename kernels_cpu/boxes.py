@@ -1,6 +1,7 @@
 """Box kernels used by the exchange on host arrays: combine a peer's box into an inbox, find the
-touched entries, gather, fill. All parallel: boxes hold one entry per remote vertex, millions on
-large graphs, so none of these may be a single-threaded NumPy pass.
+touched entries, gather, fill, pack and unpack flags to and from bits. All parallel: boxes hold one
+entry per remote vertex, millions on large graphs, so none of these may be a single-threaded NumPy
+pass (np.packbits / np.unpackbits are).
 
 Positions within one peer's box are distinct (one ghost slot per remote vertex), so a parallel
 loop over the entries writes each inbox position once: no races.
@@ -47,6 +48,28 @@ COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
 def box_gather(src, pos, out):
     for i in prange(pos.size):
         out[i] = src[pos[i]]
+
+
+@kernel("out")
+def box_pack_bits(flags, pos, out):
+    """out = the flags at `pos`, packed 8 to a byte, first flag in the most significant bit
+    (np.packbits' default "big" order, which cupy.packbits also uses); the last byte's unused bits
+    are 0. `out` holds (pos.size + 7) // 8 bytes. Each iteration writes its own byte."""
+    n = pos.size
+    for j in prange(out.size):
+        byte = 0
+        for k in range(8):
+            i = (j << 3) + k
+            if i < n and flags[pos[i]]:
+                byte |= 0x80 >> k
+        out[j] = byte
+
+
+@kernel("out")
+def box_unpack_bits(packed, out):
+    """out[i] = bit i of `packed` (box_pack_bits' order), for i < out.size."""
+    for i in prange(out.size):
+        out[i] = (packed[i >> 3] >> (7 - (i & 7))) & 1
 
 
 @kernel("idx")

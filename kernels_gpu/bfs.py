@@ -4,7 +4,9 @@ bfs_push: one thread per frontier edge (load-balanced, lb_edge in _cuda.py: a hu
 over as many threads as it has edges); atomicMin claims a vertex and only the claimer appends it
 (to the queue, or a ghost to the outbox's touched list).
 bfs_pull: one thread per local vertex of rows [first, n_local) (thread i takes vertex first + i);
-the loop stops at the first parent found, so warps that find parents early retire early.
+the loop stops at the first parent found, so warps that find parents early retire early. A
+target below n_level (level's size, the local vertex count) is in the frontier when its level is
+the depth, a ghost slot when its flag in `ghosts` (bool, one per slot) is set.
 bfs_scatter: one thread per inbox entry.
 """
 
@@ -27,11 +29,13 @@ __global__ void totem_bfs_push(const i64* indptr, const I* indices, i64 n_local,
 
 template <typename I>
 __global__ void totem_bfs_pull(const i64* indptr, const I* indices, i64 n_local, int* level,
-                               int depth, i64* next_queue, i64* next_len, i64 first) {
+                               const bool* ghosts, i64 n_level, int depth, i64* next_queue,
+                               i64* next_len, i64 first) {
     i64 v = first + global_thread();
     if (v >= n_local || level[v] != UNVISITED) return;
     for (i64 e = indptr[v]; e < indptr[v + 1]; e++) {
-        if (level[indices[e]] == depth) {
+        i64 t = indices[e];
+        if (t < n_level ? level[t] == depth : ghosts[t - n_level]) {
             level[v] = depth + 1;
             next_queue[atomicAdd((u64*)next_len, 1ULL)] = v;
             return;
@@ -58,10 +62,10 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
                       level.dtype.type(depth), next_queue, next_len, touched, touched_len))
 
 
-def bfs_pull(indptr, indices, n_local, level, depth, next_queue, next_len, first=0):
+def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_len, first=0):
     k = function(SOURCE, "totem_bfs_pull", indices.dtype)
-    launch(k, n_local - first, (indptr, indices, i64(n_local), level, level.dtype.type(depth),
-                                next_queue, next_len, i64(first)))
+    launch(k, n_local - first, (indptr, indices, i64(n_local), level, ghosts, i64(level.size),
+                                level.dtype.type(depth), next_queue, next_len, i64(first)))
 
 
 def bfs_scatter(inbox, lvids, level, next_queue, next_len):

@@ -32,6 +32,20 @@ def box_touched(box, identity):
     return cupy.flatnonzero(box != identity)
 
 
+def box_pack_bits(flags, pos, out):
+    """out = the flags at `pos`, packed 8 to a byte, first flag in the most significant bit
+    (cupy.packbits' default "big" order, the one every CuPy version has; the CPU twin uses it
+    too). `out` holds (pos.size + 7) // 8 bytes."""
+    if pos.size:      # cupy.packbits of an empty array returns it, not uint8
+        out[...] = cupy.packbits(flags[pos])
+
+
+def box_unpack_bits(packed, out):
+    """out[i] = bit i of `packed` (box_pack_bits' order), for i < out.size; `out` is bool."""
+    if out.size:
+        out[...] = cupy.unpackbits(packed)[:out.size].view(cupy.bool_)
+
+
 def box_positions(pos, idx, offset, out):
     out[:] = pos[idx - offset]
 

@@ -111,8 +111,12 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
     start[n - 1] = depth
     poison = n - 1
 
+    # the kernel gets the locals' levels and the ghosts' frontier flags (what the pull exchange
+    # delivers): the poison ghost's flag is set, and no ghost's level is ever read
+    ghosts = xp.put(start[n_local:] == depth)
+
     def run(bounds, check):
-        level = xp.put(start)
+        level = xp.put(start[:n_local])
         queue = xp.put(np.zeros(max(1, n_local), np.int64))
         length = xp.put(np.zeros(1, np.int64))
         found = []
@@ -120,9 +124,9 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
             before = xp.get(level)
             idx = xp.put(poisoned(indptr, indices, first, end, poison) if check else indices)
             length[0] = 0
-            xp.bfs.bfs_pull(xp.put(indptr), idx, end, level, depth, queue, length, first)
+            xp.bfs.bfs_pull(xp.put(indptr), idx, end, level, ghosts, depth, queue, length, first)
             after, q = xp.get(level), xp.get(queue)[:int(xp.get(length)[0])]
-            outside = np.ones(n, bool)
+            outside = np.ones(n_local, bool)
             outside[first:end] = False
             assert np.array_equal(after[outside], before[outside]), (first, end)
             assert np.all((q >= first) & (q < end)), (first, end)
@@ -133,7 +137,7 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
     reached = [v for v in range(n_local) if start[v] == UNVISITED
                and (start[indices[indptr[v]:indptr[v + 1]]] == depth).any()]
     assert want_queue == reached
-    assert np.array_equal(np.flatnonzero(want_level != start), reached)
+    assert np.array_equal(np.flatnonzero(want_level != start[:n_local]), reached)
     for bounds in splits(n_local, seed):
         level, queue = run(bounds, True)
         assert np.array_equal(level, want_level), bounds
@@ -143,14 +147,16 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
 def test_bfs_pull_default_first(xp):
     """No `first` is rows [0, n_local), as before."""
     indptr, indices = graph(60, 5, 9)
-    n = 65
-    level = np.full(n, UNVISITED, np.int32)
-    level[[0, 20, 63]] = 0
+    level = np.full(60, UNVISITED, np.int32)
+    level[[0, 20]] = 0
+    ghosts = np.zeros(5, bool)
+    ghosts[3] = True                    # ghost slot 3, target 63
     out = []
     for extra in ((), (0,)):
         lv, queue = xp.put(level), xp.put(np.zeros(60, np.int64))
         length = xp.put(np.zeros(1, np.int64))
-        xp.bfs.bfs_pull(xp.put(indptr), xp.put(indices), 60, lv, 0, queue, length, *extra)
+        xp.bfs.bfs_pull(xp.put(indptr), xp.put(indices), 60, lv, xp.put(ghosts), 0, queue,
+                        length, *extra)
         out.append(xp.get(lv))
     assert np.array_equal(out[0], out[1])
     assert (out[0] == 1).any()

@@ -2,8 +2,11 @@
 
 Level-synchronous with a frontier queue; the engine switches between the top-down "push" mode
 (frontier vertices mark their out-neighbours, boundary marks travel as messages, min-combined) and
-the bottom-up "pull" mode (unvisited vertices look for a parent among their in-neighbours, remote
-levels arrive in the ghost slots). TOTEM fig. 11; Beamer et al., SC'12.
+the bottom-up "pull" mode (unvisited vertices look for a parent among their in-neighbours). A
+bottom-up step needs of a remote in-neighbour only whether it is in the frontier, so each owner
+publishes one flag per boundary vertex (level == the step's depth) and the flags travel packed to
+bits (bsp/exchange.py), as TOTEM's bitmaps do, into a bool box of one slot per ghost, separate from
+`level` (whose tail is the push mode's outbox). TOTEM fig. 11; Beamer et al., SC'12.
 """
 
 import numpy as np
@@ -14,12 +17,13 @@ from kernels_cpu.bfs import UNVISITED
 from .common import Queue, collect, owned_lvid
 
 LEVEL = Message(np.int32, "min", UNVISITED)
+FRONTIER = Message(np.bool_, "or", False)     # pull: is this ghost in the current frontier?
 
 
 class BFS(Algorithm):
     name = "bfs"
     modes = (Mode("push", "out", "push", LEVEL, state="level", records=True),
-             Mode("pull", "in", "pull", LEVEL, state="level"))
+             Mode("pull", "in", "pull", FRONTIER))
     direction_optimizing = True
 
     def __init__(self, source):
@@ -43,13 +47,17 @@ class BFS(Algorithm):
                            q.next, q.next_len, box.touched, box.count)
         else:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
-            # one line per row
-            unvisited = lambda: s.level[:v.n_local] == UNVISITED     # noqa: E731
+            # one line per row (`box`: the ghosts' frontier flags; the kernel reads level over
+            # the locals only)
+            level = s.level[:part.n_local]
+            unvisited = lambda: level == UNVISITED     # noqa: E731
             for indptr, indices, _, first, end in v.row_segments(unvisited):
-                k.bfs_pull(indptr, indices, end, s.level, step, q.next, q.next_len, first)
+                k.bfs_pull(indptr, indices, end, level, box, step, q.next, q.next_len, first)
 
     def gather(self, part, step, mode):
-        return part.state.level[part.views[mode.view].boundary_lvid]
+        """Pull: the frontier flags of the boundary vertices (the vertices reached in the last
+        step have level == step, what bfs_pull's depth test reads)."""
+        return part.state.level[part.views[mode.view].boundary_lvid] == step
 
     def scatter(self, part, step, mode, inbox):
         s = part.state

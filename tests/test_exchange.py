@@ -1,0 +1,134 @@
+"""What the pull exchange moves: flags (a bool message, bottom-up BFS's "this ghost is in the
+frontier") travel packed 8 to a byte between a device partition and the host, other values
+(PageRank's float contributions) travel whole; and the pack / unpack kernels, CPU and CUDA twins,
+against NumPy's packbits. Byte counts are the partitions' own counters (`h2d_bytes`,
+`d2h_bytes`), which count every copy to and from an emulated GPU partition."""
+
+import numpy as np
+import pytest
+
+import kernels_cpu.boxes
+import totem_py
+from bsp import Engine
+from partitioners import partition
+from totem_py import reference as ref
+from totem_py.algorithms import BFS, PageRank
+from totem_py.backend import cuda_device_count
+from totem_py.harness import default_source
+
+
+class CountingEngine(Engine):
+    """An Engine that records, per pull exchange, the bytes copied to and from the devices."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pulls = []
+
+    def _exchange_pull(self, host_views, mode, values):
+        before = sum(p.h2d_bytes + p.d2h_bytes for p in self.parts)
+        messages = super()._exchange_pull(host_views, mode, values)
+        self.pulls.append(sum(p.h2d_bytes + p.d2h_bytes for p in self.parts) - before)
+        return messages
+
+
+def pairs(plan, view):
+    """(owner pid, reader pid, ghosts) for every pair where the reader holds ghosts of the
+    owner."""
+    out = []
+    for q, v in enumerate(plan.views(view)):
+        for p in range(plan.n_partitions):
+            n = int(v.ghost_ptr[p + 1] - v.ghost_ptr[p])
+            if n:
+                out.append((p, q, n))
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return totem_py.generate("rmat:13", seed=3)
+
+
+@pytest.mark.parametrize("strategy,share,gpus", [("HIGH", 0.5, 1), ("HIGH", 0.3, 2),
+                                                 ("RAND", 0.5, 2)])
+def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
+    """Every bottom-up step of a hybrid BFS on emulated GPUs copies, per (owner, reader) pair, the
+    reader's ghosts / 8 bytes (rounded up) out of a GPU owner and into a GPU reader, nothing
+    else, and the levels are the reference's."""
+    source = default_source(graph)
+    plan = partition(graph, strategy, share, gpus, seed=1)
+    assert plan.kinds.count("gpu") == gpus and "cpu" in plan.kinds
+    engine = CountingEngine(plan, "emulated")
+    levels, records = engine.run(BFS(source))
+    assert np.array_equal(levels, ref.bfs_levels(graph, source))
+    assert len(engine.pulls) == sum(r["mode"] == "pull" for r in records) >= 2
+    flags, bits = 0, 0
+    for p, q, n in pairs(plan, "in"):
+        crossings = (plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu")
+        flags += n * crossings
+        bits += (n + 7) // 8 * crossings
+    assert flags > 1000          # enough ghosts for the count to mean something
+    assert engine.pulls == [bits] * len(engine.pulls)
+    # one bit per ghost slot that crosses the bus, plus at most one byte of padding per crossing
+    # (the int32 levels this exchange moved before were 32 bits per slot)
+    assert flags / 8 <= bits <= flags / 8 + 2 * len(pairs(plan, "in"))
+
+
+def test_pagerank_pull_still_moves_values(graph):
+    """A float message keeps the value path: each GPU owner's boundary contributions out, each
+    GPU reader's ghosts in, 4 bytes each."""
+    plan = partition(graph, "HIGH", 0.5, 1, seed=1)
+    engine = CountingEngine(plan, "emulated")
+    ranks, _ = engine.run(PageRank(3))
+    assert np.abs(ranks - ref.pagerank(graph, 3)).sum() <= 1e-4
+    views = plan.views("in")
+    want = sum(4 * (views[p].boundary_lvid.size + views[p].n_ghosts)
+               for p, kind in enumerate(plan.kinds) if kind == "gpu")
+    assert engine.pulls == [want] * 3
+
+
+class Cpu:
+    boxes = kernels_cpu.boxes
+
+    @staticmethod
+    def put(a):
+        return a.copy()
+
+    @staticmethod
+    def get(a):
+        return np.array(a)
+
+
+class Gpu:
+    def __init__(self):
+        import cupy
+        import kernels_gpu.boxes
+        self.cupy, self.boxes = cupy, kernels_gpu.boxes
+
+    def put(self, a):
+        return self.cupy.asarray(a)
+
+    def get(self, a):
+        return self.cupy.asnumpy(a)
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
+def xp(request):
+    return Cpu() if request.param == "cpu" else Gpu()
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 63, 64, 65, 1000, 100_003])
+def test_pack_unpack_bits(xp, n):
+    """box_pack_bits gathers flags by position and packs them as np.packbits does (first flag in
+    the high bit, zero padding); box_unpack_bits restores them into a slice of a bool box."""
+    rng = np.random.default_rng(n)
+    flags = rng.random(n + 40) < 0.3
+    pos = rng.permutation(n + 40)[:n].astype(np.int64)
+    packed = xp.put(np.zeros((n + 7) // 8, np.uint8))
+    xp.boxes.box_pack_bits(xp.put(flags), xp.put(pos), packed)
+    assert np.array_equal(xp.get(packed), np.packbits(flags[pos]))
+    box = xp.put(np.ones(n + 10, bool))
+    xp.boxes.box_unpack_bits(packed, box[5:5 + n])
+    got = xp.get(box)
+    assert np.array_equal(got[5:5 + n], flags[pos])
+    assert got[:5].all() and got[5 + n:].all()     # nothing outside the slice is written
