@@ -109,7 +109,8 @@ def test_chunk_kernels_match_numpy():
     queue = rng.permutation(300)[:120].astype(np.int64)
     cid = np.empty(300, np.int64)
     cnt = np.zeros((3, starts.size - 1), np.int64)
-    k.chunk_stats(indptr, queue, queue.size, starts, 4, 8, cid, cnt[0], cnt[1], cnt[2])
+    k.chunk_stats(indptr, queue, queue.size, starts, 4, 8, np.zeros(300, np.uint8), cid,
+                  cnt[0], cnt[1], cnt[2])
     chunk = np.searchsorted(starts, queue, side="right") - 1
     assert np.array_equal(cid[:120], chunk)
     assert np.array_equal(cnt[0], np.bincount(chunk, minlength=starts.size - 1))
