@@ -51,6 +51,7 @@ CODES = "FCZR"          # per chunk and superstep in the statistics; '.' for an 
 # a superstep has 4 fixed segments (resident, zero-copy, compaction, cache) and at most one filter
 # group per chunk, so 1020 chunks keep the segments within them
 MAX_CHUNKS = 1020
+GAMMA = 1.0             # select candidates each time the queues have held GAMMA * n vertices
 BETA = 0.3              # refresh when more than this share of the candidates is not cached
 SEGMENTS = 4            # resident, zero-copy, compaction, cache; then the filter groups
 # What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
@@ -239,7 +240,7 @@ class EdgeStream:
         selection have held n vertices, select (and maybe refresh)."""
         self.part.kernels("chunks").chunk_hotness(self.indptr, queue, qlen, self.first, self.hot)
         self.processed += qlen
-        if self.processed >= self.n:
+        if self.processed >= GAMMA * self.n:
             self.select()
 
     def candidates(self):
