@@ -305,8 +305,9 @@ class EdgeStream:
         codes = self.choose(vertices, edges, lines)
         self._record(codes, lines)
         groups = self._groups(codes)
-        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy, 2 compaction,
-        # 3 the cached vertices (pseudo chunk nchunks, counted by no chunk), 4.. the filter groups
+        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy,
+        # 2 compaction, 3 the cached vertices (pseudo chunk nchunks, counted by no chunk),
+        # 4.. the filter groups
         seg = np.zeros(self.nchunks + 1, np.int64)
         seg[:-1][codes == ZEROCOPY] = 1
         seg[:-1][codes == COMPACTION] = 2

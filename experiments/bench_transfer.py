@@ -5,11 +5,14 @@ exceed the GPU budget streams them from host memory; for each algorithm, every e
     python -m experiments.bench_transfer --graph rmat:26 --budget-fraction 0.25 \\
         --json out/transfer.json --png out/transfer.png
 
-Prints one table: time, the engine's speed against the best fixed engine, transfer volume over
-the streamed edge volume (HyTGraph table VI), the chunk shares served resident / filter /
-compaction / zero-copy, and the bytes moved per second. The PNG shows, per superstep of each auto
-run, the share of active chunks each engine served (HyTGraph fig. 6). Results of every engine are
-checked against the first engine's.
+`--gpu-cache 0,256M` runs each engine once per cache size (bytes of the budget given to the
+cache of hot streamed rows, HyTGraph's journal version section VII), so one call measures auto
+with the cache off and on. Prints one table: time, the engine's speed against the best fixed
+engine, transfer volume (cache loads included) over the streamed edge volume (HyTGraph table VI),
+the chunk shares served resident / filter / compaction / zero-copy, the bytes moved per second and
+the queue vertices the cache served. The PNG shows, per superstep of each auto run, the
+share of active chunks each engine served (HyTGraph fig. 6). Results of every engine are checked
+against the first engine's.
 """
 
 import argparse
@@ -59,7 +62,8 @@ def plot(rows, path):
             h = np.array([s[e] for _, s in steps])
             ax.bar(x, h, bottom=bottom, color=colour, label=e, width=0.9)
             bottom += h
-        ax.set_title(f"{r['algorithm']} auto: engine share of active chunks per superstep",
+        cache = f", cache {r['gpu_cache']} bytes" if r.get("gpu_cache") else ""
+        ax.set_title(f"{r['algorithm']} auto{cache}: engine share of active chunks per superstep",
                      fontsize=9)
         ax.set_ylim(0, 1)
         ax.set_xticks(x[::max(1, len(x) // 20)])
@@ -81,6 +85,9 @@ def main(argv=None):
     p.add_argument("--gpu-memory", default=None, help="a fixed budget instead (e.g. 2G)")
     p.add_argument("--chunk-bytes", default=None,
                    help="default: 1/256 of the edge ids' bytes, between 1M and 32M")
+    p.add_argument("--gpu-cache", default="0",
+                   help="comma-separated cache sizes (e.g. 0,256M): each engine runs once per "
+                        "size, the cache taken out of the budget (default 0: no cache)")
     p.add_argument("--device", default="auto")
     p.add_argument("--trials", type=int, default=3)
     p.add_argument("--threads", type=int, default=None)
@@ -94,50 +101,57 @@ def main(argv=None):
     chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
         int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
     others = OTHERS.get((args.graph, undirected), {})
+    caches = [parse_bytes(c, "--gpu-cache") for c in args.gpu_cache.split(",")]
     rows, plan = [], None
     for alg in args.algorithms.split(","):
         per_edge = graph.indices.itemsize + (8 if alg == "sssp" else 0)
         budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
             int(args.budget_fraction * graph.n_edges * per_edge)
         ref, results = None, []
-        for engine in args.engines.split(","):
+        for engine, cache in [(e, c) for e in args.engines.split(",") for c in caches]:
             r = totem_py.run(graph, alg, cpu_share=0.0, gpus=1, device=args.device,
                              gpu_memory=budget, transfer=engine, chunk_bytes=chunk,
-                             trials=args.trials, threads=args.threads, plan=plan)
+                             trials=args.trials, threads=args.threads, plan=plan,
+                             gpu_cache=cache)
             plan, m = r.plan, r.metrics
             if ref is None:
                 ref = r.values
             t = m["transfer"]
             moved = sum(t.get(k, 0) for k in ("filter_bytes", "compaction_bytes",
-                                               "zerocopy_bytes"))
+                                               "zerocopy_bytes", "cache_bytes"))
             results.append(dict(
-                algorithm=alg, transfer=engine, budget=budget, time_ms=1e3 * m["time_s"],
+                algorithm=alg, transfer=engine, gpu_cache=cache, budget=budget,
+                time_ms=1e3 * m["time_s"],
                 supersteps=m["supersteps"], matches=same(alg, r.values, ref),
                 volume_ratio=t.get("volume_ratio"), shares=t.get("engine_share"),
                 moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
                 chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
+                cache_served=t.get("cache", 0), cache_bytes=t.get("cache_bytes", 0),
                 steps=shares_per_step(m), metrics=m))
-            print(f"  {alg} {engine}: {1e3 * m['time_s']:.1f} ms", flush=True)
+            print(f"  {alg} {engine} cache {cache}: {1e3 * m['time_s']:.1f} ms", flush=True)
         fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
         for x in results:
             x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
             x["others"] = {name: ms[alg] / x["time_ms"] for name, ms in others.items()
                            if alg in ms}
         rows += results
-    print(f"{'algorithm':<9} {'engine':<10} {'ms':>9} {'best fixed/x':>12} {'vol/edges':>9} "
-          f"{'R':>5} {'F':>5} {'C':>5} {'Z':>5} {'GB/s':>6}  same  other systems (their ms / ours)")
+    print(f"{'algorithm':<9} {'engine':<10} {'cache':>9} {'ms':>9} {'best fixed/x':>12} "
+          f"{'vol/edges':>9} {'R':>5} {'F':>5} {'C':>5} {'Z':>5} {'GB/s':>6} {'cached':>9}  same  "
+          f"other systems (their ms / ours)")
     for x in rows:
         sh = x["shares"] or {}
         others_txt = ", ".join(f"{k} {v:.2f}x" for k, v in x["others"].items())
-        print(f"{x['algorithm']:<9} {x['transfer']:<10} {x['time_ms']:>9.1f} "
+        print(f"{x['algorithm']:<9} {x['transfer']:<10} {x['gpu_cache']:>9} {x['time_ms']:>9.1f} "
               f"{x['vs_best_fixed'] or 0:>12.2f} {x['volume_ratio'] or 0:>9.2f} "
               + " ".join(f"{sh.get(e, 0):>5.2f}" for e in LETTERS)
-              + f" {x['moved_GBps']:>6.1f}  {'yes' if x['matches'] else 'NO':<4}  {others_txt}")
+              + f" {x['moved_GBps']:>6.1f} {x['cache_served']:>9}  "
+              f"{'yes' if x['matches'] else 'NO':<4}  {others_txt}")
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
+                           gpu_cache=caches,
                            vertices=graph.n_vertices,
                            edges=graph.n_edges, rows=rows), f, indent=1)
     if args.png:

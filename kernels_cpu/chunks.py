@@ -8,8 +8,10 @@ bytes [a, b) touches (b - 1) // 128 - a // 128 + 1 lines, for the indices and, w
 read too, for the weights), leaving out the vertices whose rows the GPU cache holds (`cached[v]`
 is 1: their chunk id is the pseudo chunk `nchunks`); `chunk_hotness` adds the degree of each
 queue vertex at or past row `first` (the streamed rows) to its hotness; `chunk_cache_load` gathers
-rows into the cache buffer (from the host arrays the device reads in place); `chunk_row_stats` counts the same for a kernel over all rows, per
-row as the algorithm reads it (none, the first line only, or the whole row); `chunk_split` deals the queue into per-segment sub-queues;
+rows into the cache buffer (from the host arrays the device reads in place); `chunk_row_stats`
+counts the same as `chunk_stats` for a kernel over all rows, per row as the algorithm reads it
+(none, the first line only, or the whole row); `chunk_split` deals the queue into per-segment
+sub-queues;
 `chunk_index` writes the row index of a compacted sub-graph (whose rows kernels_cpu/stream.py
 gathers); `chunk_copy` copies whole chunks on the CPU (compaction when every row is active).
 These run on emulated GPU partitions only (a real one runs the CUDA twins), except `chunk_copy`,

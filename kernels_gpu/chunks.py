@@ -8,8 +8,8 @@ which has no shared slot and adds to no total. chunk_hotness: one thread per que
 atomicAdd on the row's hotness. chunk_cache_load: one thread per edge of the rows gathered
 (load-balanced, lb_edge in _cuda.py), reading the source array where it lies (the mapped host
 edges of a streamed partition), templated on the element type; the stream calls it once for the
-ids and once for the weights. chunk_row_stats: one block per chunk, a thread per
-row at a time, totals summed in shared memory (no atomics). chunk_split: one item per thread; a block counts
+ids and once for the weights. chunk_row_stats: one block per chunk, a thread per row at a time,
+totals summed in shared memory (no atomics). chunk_split: one item per thread; a block counts
 its items per segment in shared memory, reserves room for them with one atomic per segment, then
 writes them. chunk_index: one thread per item.
 """

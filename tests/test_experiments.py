@@ -175,3 +175,21 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
                 "--json", str(out))
     records = json.loads(out.read_text())["records"]
     assert len(records) == 5 * 3 and "DIFFERS" not in proc.stdout
+
+
+def test_bench_transfer_smoke(tmp_path):
+    """Every engine asked for, once per --gpu-cache size, on the emulated GPU; rows carry the
+    cache size and agree with the first engine's results."""
+    out = tmp_path / "transfer.json"
+    proc = _run("experiments.bench_transfer", "--graph", "rmat:10", "--algorithms", "sssp,bc",
+                "--engines", "zerocopy,auto", "--gpu-cache", "0,4K", "--budget-fraction", "0.5",
+                "--chunk-bytes", "512", "--device", "emulated", "--trials", "1",
+                "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["gpu_cache"] == [0, 4096]
+    rows = [(r["algorithm"], r["transfer"], r["gpu_cache"]) for r in report["rows"]]
+    assert rows == [(a, e, c) for a in ("sssp", "bc") for e in ("zerocopy", "auto")
+                    for c in (0, 4096)]
+    assert all(r["matches"] for r in report["rows"])
+    assert all(r["cache_bytes"] == 0 for r in report["rows"] if r["gpu_cache"] == 0)
+    assert "cached" in proc.stdout

@@ -144,8 +144,9 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, gpu_cache=0):
     """See totem_py.run. `gpu_cache`: bytes of each GPU partition's budget for the cache of hot
-    streamed rows (bsp/stream.py; nothing unless edges stream). Passing the `plan` of an earlier Result for the same graph, partitioning,
-    cpu share and GPU count reuses it (and its engines) instead of partitioning again."""
+    streamed rows (bsp/stream.py; nothing unless edges stream). Passing the `plan` of an earlier
+    Result for the same graph, partitioning, cpu share and GPU count reuses it (and its engines)
+    instead of partitioning again."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
