@@ -43,12 +43,13 @@ class Engine:
 
     def prepare(self, algorithm):
         """Build and place the CSR views the algorithm walks (once per view, not timed); a GPU
-        partition's budget is shared by the views the algorithm walks."""
+        partition's budget (and its cache) is shared by the views the algorithm walks."""
         names = algorithm.views()
         for part in self.parts:
             if part.edges.budget is not None:
                 views = {self.plan.canonical_view(name) for name in names}
                 part.view_budget = part.edges.budget // max(len(views), 1)
+                part.view_cache = part.edges.cache // max(len(views), 1)
         for name in names:
             self.plan.views(name)
             for part in self.parts:
@@ -148,9 +149,11 @@ class Engine:
     def _transfers(self):
         """The superstep's streamed-edge statistics: chunks served per engine (and, per
         streaming partition, one letter per chunk: R resident, F filter, C compaction, Z
-        zero-copy, . idle), bytes copied and read in place."""
+        zero-copy, . idle), bytes copied and read in place, queue vertices served from the GPU
+        cache and bytes loaded into it."""
         engines = dict(resident=0, filter=0, compaction=0, zerocopy=0)
-        moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0)
+        moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0, cache=0,
+                     cache_bytes=0)
         chunks = {}
         for p in self.parts:
             for view in p.placed_views():

@@ -26,11 +26,14 @@ class EdgeOptions:
     (mapped host memory, TOTEM's mode; with a budget, what fits stays resident), or filter,
     compaction, auto: edges over `budget` (bytes of graph data per GPU partition) stream from
     host memory in chunks of `chunk_bytes`, `merge` adjacent filter chunks per copy
-    (bsp/stream.py)."""
+    (bsp/stream.py). `cache`: bytes of the budget for the cache of hot streamed rows that
+    frontier kernels read (bsp/stream.py; nothing without streamed edges); the resident chunks
+    get what the staging buffers and the cache leave."""
     transfer: str = "resident"
     budget: int = None
     chunk_bytes: int = 32 << 20
     merge: int = 4
+    cache: int = 0
 
     @property
     def mapped(self):
@@ -64,11 +67,14 @@ class DeviceView:
                 + (self.host_weights.nbytes if weights else 0))
         if part.kind == "gpu" and opts.transfer != "resident" and budget is not None \
                 and need > budget:
-            if self.stream is None or bool(self.stream.wwidth) != weights:
-                self.indices = self._weights = self.stream = None
-                self.stream = EdgeStream(part, view, self.indptr, budget, opts.transfer,
-                                         opts.chunk_bytes, opts.merge,
-                                         self.host_weights if weights else None)
+            with part.context():
+                if self.stream is None or bool(self.stream.wwidth) != weights:
+                    self.indices = self._weights = self.stream = None
+                    self.stream = EdgeStream(part, view, self.indptr, budget, opts.transfer,
+                                             opts.chunk_bytes, opts.merge,
+                                             self.host_weights if weights else None,
+                                             part.view_cache)
+                self.stream.reset()         # every run starts with an empty cache
             self.device_bytes = self.stream.device_bytes
             return
         self.stream = None
@@ -135,6 +141,7 @@ class Partition:
         self.pid = pid
         self.edges = edges
         self.view_budget = edges.budget    # per view of the running algorithm (Engine.prepare)
+        self.view_cache = edges.cache      # the same for the cache of hot streamed rows
         self.plan = plan
         self.gvids = plan.gvids[pid]
         self.n_local = int(self.gvids.size)

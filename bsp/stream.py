@@ -24,6 +24,19 @@ arrays: a staging buffer is presented as an array whose index e is edge e of the
 start shifted back by the group's first edge), so kernels need no change; kernels over all rows take
 a row range instead of a queue (`row_segments`). Emulated partitions run the same code on NumPy
 arrays with the same bookkeeping. Every superstep's choices and bytes moved are in `stats`.
+
+With `cache` bytes (`--gpu-cache`, taken out of the budget before the resident chunks), frontier
+kernels also get HyTGraph's vertex-centric GPU cache (journal version, section VII): the
+hotness of each streamed row (the edges read from it since the last selection,
+`chunk_hotness`) picks, every time the queues have held `n` vertices (gamma |V|, gamma = 1), the
+candidates: the hottest streamed rows, the longest prefix by hotness whose rows fit the cache. The
+cache is refreshed only when more than BETA of the candidates are not cached yet (or it is empty):
+their rows are gathered from the mapped host arrays by a device kernel (`chunk_cache_load`) into
+one compact buffer, ascending by vertex, with a row index as compaction's (index[v], index[v + 1]).
+`chunk_stats` then deals the queue's cached vertices into a segment of their own, read from the
+cache, and leaves them out of the chunks' totals, so the cost model prices only the rest. Kernels
+over all rows (`row_segments`) keep their path: they read whole chunks, which the cache does not
+hold. The cache starts empty at every run (`reset`).
 """
 
 import concurrent.futures
@@ -35,7 +48,13 @@ from .transfer_model import ENGINES, load_profile
 FILTER, COMPACTION, ZEROCOPY = range(3)
 RESIDENT = 3
 CODES = "FCZR"          # per chunk and superstep in the statistics; '.' for an idle chunk
-MAX_CHUNKS = 1024       # kernels_gpu/chunks.py keeps per-chunk totals in shared memory
+# kernels_gpu/chunks.py keeps per-chunk totals and per-segment counts in shared arrays of 1024:
+# a superstep has 4 fixed segments (resident, zero-copy, compaction, cache) and at most one filter
+# group per chunk, so 1020 chunks keep the segments within them
+MAX_CHUNKS = 1020
+GAMMA = 1.0             # select candidates each time the queues have held GAMMA * n vertices
+BETA = 0.3              # refresh when more than this share of the candidates is not cached
+SEGMENTS = 4            # resident, zero-copy, compaction, cache; then the filter groups
 # What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
 # worker thread, the row index (measured on the H200 machine: a compaction of a few vertices
 # made a superstep 0.4-0.6 ms slower than reading them in place). Compaction is chosen only when
@@ -66,9 +85,10 @@ def row_lines(indptr, width):
 class EdgeStream:
     """One view's edges for one GPU partition, streamed (see the module's docstring)."""
 
-    def __init__(self, part, view, indptr, budget, transfer, chunk_bytes, merge=4, weights=None):
+    def __init__(self, part, view, indptr, budget, transfer, chunk_bytes, merge=4, weights=None,
+                 cache=0):
         """`weights`: the host weights to stream beside the indices (None: the algorithm
-        reads none)."""
+        reads none); `cache`: bytes of the budget for the GPU cache of hot rows."""
         self.part, self.view, self.indptr = part, view, indptr
         self.weights = weights
         self.transfer = transfer
@@ -86,17 +106,22 @@ class EdgeStream:
         window = max(int(np.convolve(sizes, np.ones(self.merge, np.int64))[:max(nchunks, 1)].max(
             initial=0)), 1)
         self.capacity = window                        # edges per staging buffer
-        # the budget holds edge data: 2 staging buffers, the compaction buffer and the resident
-        # chunks (the row indexes and scratch queues, n-sized, count as vertex state)
-        # (forced zero-copy reads in place and needs none of them)
+        # the budget holds edge data: 2 staging buffers, the compaction buffer, the cache and the
+        # resident chunks (the row indexes, hotness, cache flags and scratch queues, n-sized,
+        # count as vertex state) (forced zero-copy reads in place and needs no buffers)
         buffers = 0 if transfer == "zerocopy" else window
-        fixed = 3 * buffers * bpe
+        self.cache_capacity = max(int(cache), 0) // bpe      # edges the cache holds
+        cache_bytes = self.cache_capacity * bpe
+        fixed = 3 * buffers * bpe + cache_bytes
         if budget < fixed:
             from totem_py.errors import InputError
+            need = f"its staging buffers need {fixed} bytes" if not cache_bytes else (
+                f"its staging buffers ({fixed - cache_bytes} bytes) and --gpu-cache "
+                f"({cache_bytes} bytes, this view's share) need {fixed} bytes")
             raise InputError(
                 f"--gpu-memory: {budget} bytes (this view's share) is too small to stream GPU "
                 f"partition {part.pid}'s "
-                f"{int(ends[-1] - ends[0])} edges: its staging buffers need {fixed} bytes "
+                f"{int(ends[-1] - ends[0])} edges: {need} "
                 f"(--chunk-bytes {chunk_bytes}, {self.merge} chunks per copy)")
         fit = np.flatnonzero((ends - ends[0]) * bpe <= budget - fixed)
         self.n_resident = int(fit[-1]) if fit.size else 0          # chunks 0..n_resident-1
@@ -119,6 +144,15 @@ class EdgeStream:
         self.cid = xp.empty(max(n, 1), np.int64)
         self.split = xp.empty(max(n, 1), np.int64)
         self.counters = xp.zeros((3, max(nchunks, 1)), np.int64)
+        # the cache: its rows back to back, their row index, a flag per row (1: cached; all 0
+        # without a cache, so that chunk_stats takes one path) and the rows' hotness
+        self.first = int(starts[self.n_resident])       # the first streamed row
+        self.cache_indices = xp.empty(self.cache_capacity, view.indices.dtype)
+        self.cache_weights = xp.empty(self.cache_capacity, wtype) if weights else None
+        self.cache_index = xp.zeros(n + 1, np.int64)
+        self.cached = xp.zeros(max(n, 1), np.uint8)
+        self.hot = xp.zeros(max(n, 1) if self.cache_capacity else 0, np.int64)
+        self.n_cached = self.processed = 0
         self.device_bytes = int(fixed + e_res * bpe)     # edge data on the device
         self.edge_bytes = int(ends[-1] - ends[0]) * bpe
         lines = row_lines(hp, self.width) + (row_lines(hp, self.wwidth) if weights else 0)
@@ -189,7 +223,8 @@ class EdgeStream:
     @staticmethod
     def _empty_stats():
         return dict(chunks="", resident=0, filter=0, compaction=0, zerocopy=0,
-                    filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0)
+                    filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0,
+                    cache=0, cache_bytes=0, cache_refreshes=0)
 
     def _record(self, codes, lines):
         s = self.stats
@@ -202,6 +237,67 @@ class EdgeStream:
         out, self.stats = self.stats, self._empty_stats()
         return out
 
+    # -- the cache of hot rows --------------------------------------------------------------
+
+    def reset(self):
+        """An empty cache and no hotness: the state of a run's start (call in the partition's
+        context)."""
+        self.cached.fill(0)
+        self.hot.fill(0)
+        self.n_cached = self.processed = 0
+
+    def _track(self, queue, qlen):
+        """Add the queue's streamed rows to their hotness; once the queues since the last
+        selection have held n vertices, select (and maybe refresh)."""
+        self.part.kernels("chunks").chunk_hotness(self.indptr, queue, qlen, self.first, self.hot)
+        self.processed += qlen
+        if self.processed >= GAMMA * self.n:
+            self.select()
+
+    def candidates(self):
+        """The streamed rows by hotness, hottest first (ties by vertex id), the longest prefix
+        of rows with hotness whose edges fit the cache; ascending, on the device."""
+        xp, first = self.part.xp, self.first
+        hot = self.hot[first:self.n]
+        order = xp.argsort(-hot, **({"kind": "stable"} if xp is np else {}))  # CuPy's is stable
+        ranked = order + first
+        size = xp.cumsum(self.indptr[ranked + 1] - self.indptr[ranked])
+        k = int(xp.count_nonzero((size <= self.cache_capacity) & (hot[order] > 0)))
+        return xp.sort(ranked[:k])
+
+    def select(self):
+        """HyTGraph's Algorithm 2, lines 5-13: pick the candidates, reset the hotness, and refresh
+        the cache when more than BETA of the candidates are not in it (or it is empty).
+        Returns whether it refreshed."""
+        cand = self.candidates()
+        self.hot.fill(0)
+        self.processed = 0
+        k = int(cand.size)
+        new = int(self.part.xp.count_nonzero(self.cached[cand] == 0)) if k else 0
+        if k == 0 or (self.n_cached and new <= BETA * k):
+            return False
+        self._refresh(cand)
+        return True
+
+    def _refresh(self, cand):
+        """The cache holds exactly the rows of `cand` (ascending): gathered from the mapped host
+        arrays by the device, with their row index and flags."""
+        xp, k = self.part.xp, self.part.kernels("chunks")
+        n = int(cand.size)
+        offsets = xp.concatenate([xp.zeros(1, np.int64),
+                                  xp.cumsum(self.indptr[cand + 1] - self.indptr[cand])])
+        total = int(offsets[n])
+        for src, out in ((self.host_indices, self.cache_indices),
+                         (self.host_weights, self.cache_weights)):
+            if out is not None:
+                k.chunk_cache_load(self.indptr, src, cand, n, offsets, out)
+                self.stats["cache_bytes"] += total * out.itemsize
+        k.chunk_index(cand, n, offsets, self.cache_index)
+        self.cached.fill(0)
+        self.cached[cand] = 1
+        self.n_cached = n
+        self.stats["cache_refreshes"] += 1
+
     # -- frontier kernels -------------------------------------------------------------------
 
     def queue_segments(self, queue, qlen):
@@ -209,23 +305,30 @@ class EdgeStream:
         if qlen == 0:
             return
         part, k = self.part, self.part.kernels("chunks")
+        if self.cache_capacity:
+            self._track(queue, qlen)
         cnt = self.counters
         cnt.fill(0)
         k.chunk_stats(self.indptr, queue, qlen, self.starts_dev, self.width, self.wwidth,
-                      self.cid, cnt[0], cnt[1], cnt[2])
+                      self.cached, self.cid, cnt[0], cnt[1], cnt[2])
         vertices, edges, lines = part.to_host(cnt, count=False)[:, :self.nchunks]
         lines = np.minimum(lines, self.chunk_lines)
         codes = self.choose(vertices, edges, lines)
         self._record(codes, lines)
         groups = self._groups(codes)
-        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy, 2 compaction,
-        # 3.. the filter groups
-        seg = np.zeros(self.nchunks, np.int64)
-        seg[codes == ZEROCOPY] = 1
-        seg[codes == COMPACTION] = 2
+        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy,
+        # 2 compaction, 3 the cached vertices (pseudo chunk nchunks, counted by no chunk),
+        # 4.. the filter groups
+        seg = np.zeros(self.nchunks + 1, np.int64)
+        seg[:-1][codes == ZEROCOPY] = 1
+        seg[:-1][codes == COMPACTION] = 2
+        seg[-1] = 3
         for j, (c, d) in enumerate(groups):
-            seg[c:d] = 3 + j
-        sizes = np.bincount(seg, weights=vertices, minlength=3 + len(groups)).astype(np.int64)
+            seg[c:d] = SEGMENTS + j
+        sizes = np.bincount(seg[:-1], weights=vertices,
+                            minlength=SEGMENTS + len(groups)).astype(np.int64)
+        sizes[3] = qlen - int(vertices.sum())
+        self.stats["cache"] += int(sizes[3])
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         if np.count_nonzero(sizes) == 1:      # one segment: the queue as it is
             sub = [queue if size else None for size in sizes]
@@ -240,10 +343,12 @@ class EdgeStream:
         filtered = self._filtered(groups)     # the first copies start now
         if sizes[0]:
             yield self.indptr, self.res_indices, self.res_weights, sub[0], int(sizes[0])
+        if sizes[3]:
+            yield self.cache_index, self.cache_indices, self.cache_weights, sub[3], int(sizes[3])
         if sizes[1]:
             yield self.indptr, self.host_indices, self.host_weights, sub[1], int(sizes[1])
         for j, indices, weights in filtered:
-            yield self.indptr, indices, weights, sub[3 + j], int(sizes[3 + j])
+            yield self.indptr, indices, weights, sub[SEGMENTS + j], int(sizes[SEGMENTS + j])
         if pending is not None:
             yield from self._compacted(pending)
 

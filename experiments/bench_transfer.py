@@ -8,9 +8,14 @@ exceed the GPU budget streams them from host memory; for each algorithm, every e
 `--hub-sort degree,hytgraph,off` measures every engine once per local order (partitioners/plan.py:
 which vertices' rows lead the partition and so stay resident), one plan per order.
 
+`--gpu-cache 0,256M` runs each engine once per cache size (bytes of the budget given to the
+cache of hot streamed rows, HyTGraph's journal version section VII), so one call measures auto
+with the cache off and on.
+
 Prints one table: time, the engine's speed against the best fixed engine, transfer volume over
 the streamed edge volume (HyTGraph table VI), the chunk shares served resident / filter /
-compaction / zero-copy, and the bytes moved per second, per algorithm and hub sort. The PNG shows,
+compaction / zero-copy, the bytes moved per second (cache loads included) and the queue vertices
+the cache served, per algorithm, hub sort and cache size. The PNG shows,
 per superstep of each auto run, the share of active chunks each engine served (HyTGraph fig. 6).
 Results of every engine and hub sort are checked against the first run's.
 """
@@ -64,8 +69,9 @@ def plot(rows, path):
             h = np.array([s[e] for _, s in steps])
             ax.bar(x, h, bottom=bottom, color=colour, label=e, width=0.9)
             bottom += h
-        ax.set_title(f"{r['algorithm']} auto, hub sort {r['hub_sort']}: engine share of active "
-                     "chunks per superstep", fontsize=9)
+        cache = f", cache {r['gpu_cache']} bytes" if r.get("gpu_cache") else ""
+        ax.set_title(f"{r['algorithm']} auto, hub sort {r['hub_sort']}{cache}: engine share of "
+                     "active chunks per superstep", fontsize=9)
         ax.set_ylim(0, 1)
         ax.set_xticks(x[::max(1, len(x) // 20)])
         ax.set_xticklabels([steps[i][0] for i in x[::max(1, len(x) // 20)]], fontsize=7)
@@ -87,6 +93,9 @@ def main(argv=None):
     p.add_argument("--gpu-memory", default=None, help="a fixed budget instead (e.g. 2G)")
     p.add_argument("--chunk-bytes", default=None,
                    help="default: 1/256 of the edge ids' bytes, between 1M and 32M")
+    p.add_argument("--gpu-cache", default="0",
+                   help="comma-separated cache sizes (e.g. 0,256M): each engine runs once per "
+                        "size, the cache taken out of the budget (default 0: no cache)")
     p.add_argument("--device", default="auto")
     p.add_argument("--hub-sort", default="degree",
                    help="comma-separated local orders to measure: degree, hytgraph, off")
@@ -108,6 +117,7 @@ def main(argv=None):
     others = OTHERS.get((args.graph, undirected), {})
     # the weights as a GPU partition holds them (float32 when exact: DeviceView.host_weights)
     weight_bytes = 4 if np.array_equal(graph.weights.astype(np.float32), graph.weights) else 8
+    caches = [parse_bytes(c, "--gpu-cache") for c in args.gpu_cache.split(",")]
     rows, refs, plan = [], {}, None
     for hub_sort in hub_sorts:          # one plan per local order, shared by the algorithms
         if plan is not None:     # the last order's plan and engines (pinned edge copies) go first
@@ -118,26 +128,28 @@ def main(argv=None):
             budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
                 int(args.budget_fraction * graph.n_edges * per_edge)
             results = []
-            for engine in args.engines.split(","):
+            for engine, cache in [(e, c) for e in args.engines.split(",") for c in caches]:
                 r = totem_py.run(graph, alg, cpu_share=0.0, gpus=1, device=args.device,
                                  gpu_memory=budget, transfer=engine, chunk_bytes=chunk,
                                  trials=args.trials, threads=args.threads, plan=plan,
-                                 hub_sort=hub_sort)
+                                 hub_sort=hub_sort, gpu_cache=cache)
                 plan, m = r.plan, r.metrics
                 ref = refs.setdefault(alg, r.values)
                 t = m["transfer"]
                 moved = sum(t.get(k, 0) for k in ("filter_bytes", "compaction_bytes",
-                                                   "zerocopy_bytes"))
+                                                   "zerocopy_bytes", "cache_bytes"))
                 results.append(dict(
-                    algorithm=alg, transfer=engine, hub_sort=hub_sort, budget=budget,
+                    algorithm=alg, transfer=engine, hub_sort=hub_sort, gpu_cache=cache,
+                    budget=budget,
                     time_ms=1e3 * m["time_s"],
                     supersteps=m["supersteps"], matches=same(alg, r.values, ref),
                     volume_ratio=t.get("volume_ratio"), shares=t.get("engine_share"),
                     moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
                     chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
+                    cache_served=t.get("cache", 0), cache_bytes=t.get("cache_bytes", 0),
                     steps=shares_per_step(m), metrics=m))
-                print(f"  {alg} {engine} hub sort {hub_sort}: {1e3 * m['time_s']:.1f} ms",
-                      flush=True)
+                print(f"  {alg} {engine} hub sort {hub_sort} cache {cache}: "
+                      f"{1e3 * m['time_s']:.1f} ms", flush=True)
             fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
             for x in results:
                 x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
@@ -146,22 +158,24 @@ def main(argv=None):
             rows += results
     algs = args.algorithms.split(",")
     rows.sort(key=lambda x: algs.index(x["algorithm"]))   # stable: hub sorts side by side
-    print(f"{'algorithm':<9} {'engine':<10} {'hub sort':<8} {'ms':>9} {'best fixed/x':>12} "
-          f"{'vol/edges':>9} {'R':>5} {'F':>5} {'C':>5} {'Z':>5} {'GB/s':>6}  same  "
-          "other systems (their ms / ours)")
+    print(f"{'algorithm':<9} {'engine':<10} {'hub sort':<8} {'cache':>9} {'ms':>9} "
+          f"{'best fixed/x':>12} {'vol/edges':>9} {'R':>5} {'F':>5} {'C':>5} {'Z':>5} "
+          f"{'GB/s':>6} {'cached':>9}  same  other systems (their ms / ours)")
     for x in rows:
         sh = x["shares"] or {}
         others_txt = ", ".join(f"{k} {v:.2f}x" for k, v in x["others"].items())
-        print(f"{x['algorithm']:<9} {x['transfer']:<10} {x['hub_sort']:<8} {x['time_ms']:>9.1f} "
+        print(f"{x['algorithm']:<9} {x['transfer']:<10} {x['hub_sort']:<8} {x['gpu_cache']:>9} "
+              f"{x['time_ms']:>9.1f} "
               f"{x['vs_best_fixed'] or 0:>12.2f} {x['volume_ratio'] or 0:>9.2f} "
               + " ".join(f"{sh.get(e, 0):>5.2f}" for e in LETTERS)
-              + f" {x['moved_GBps']:>6.1f}  {'yes' if x['matches'] else 'NO':<4}  {others_txt}")
+              + f" {x['moved_GBps']:>6.1f} {x['cache_served']:>9}  "
+              f"{'yes' if x['matches'] else 'NO':<4}  {others_txt}")
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
-                           hub_sorts=hub_sorts, vertices=graph.n_vertices,
+                           hub_sorts=hub_sorts, gpu_cache=caches, vertices=graph.n_vertices,
                            edges=graph.n_edges, rows=rows), f, indent=1)
     if args.png:
         plot(rows, args.png)

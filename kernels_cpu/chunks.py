@@ -2,15 +2,22 @@
 
 A GPU partition whose edges stay in host memory splits them into chunks of consecutive rows
 (`starts[c]` is chunk c's first row). Per superstep, from the frontier queue:
-`chunk_stats` counts per chunk the active vertices (with at least one edge), their edges and the
+`chunk_stats` counts per chunk the queue's vertices, their edges and the
 128-byte lines a zero-copy read of their rows touches (misaligned starts count: a row spanning
 bytes [a, b) touches (b - 1) // 128 - a // 128 + 1 lines, for the indices and, when weights are
-read too, for the weights); `chunk_row_stats` counts the same for a kernel over all rows, per
-row as the algorithm reads it (none, the first line only, or the whole row); `chunk_split` deals the queue into per-segment sub-queues;
+read too, for the weights), leaving out the vertices whose rows the GPU cache holds (`cached[v]`
+is 1: their chunk id is the pseudo chunk `nchunks`); `chunk_hotness` adds the degree of each
+queue vertex at or past row `first` (the streamed rows) to its hotness; `chunk_cache_load` gathers
+rows into the cache buffer (from the host arrays the device reads in place); `chunk_row_stats`
+counts the same as `chunk_stats` for a kernel over all rows, per row as the algorithm reads it
+(none, the first line only, or the whole row); `chunk_split` deals the queue into per-segment
+sub-queues;
 `chunk_index` writes the row index of a compacted sub-graph (whose rows kernels_cpu/stream.py
 gathers); `chunk_copy` copies whole chunks on the CPU (compaction when every row is active).
 These run on emulated GPU partitions only (a real one runs the CUDA twins), except `chunk_copy`,
-host work for both.
+host work for both. `chunk_stats` and `chunk_hotness` are serial loops (a queue vertex may add to
+any chunk's or row's total: no races); `chunk_cache_load` runs a row per iteration of a parallel
+loop, each writing its own range of the buffer.
 """
 
 import numpy as np
@@ -31,9 +38,13 @@ def _lines(a, b, width):
 
 
 @njit(nogil=True, cache=True)
-def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, lines):
+def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cached, cid, counts, edges, lines):
+    nchunks = starts.size - 1
     for i in range(qlen):
         v = queue[i]
+        if cached[v]:
+            cid[i] = nchunks
+            continue
         c = chunk_of(starts, v)
         cid[i] = c
         counts[c] += 1
@@ -43,6 +54,27 @@ def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, 
             lines[c] += _lines(a, b, width)
             if wwidth:
                 lines[c] += _lines(a, b, wwidth)
+
+
+@njit(nogil=True, cache=True)
+def chunk_hotness(indptr, queue, qlen, first, hot):
+    """hot[v] += degree of v, for the queue's vertices v >= first (the rows the GPU cache may
+    hold: not resident)."""
+    for i in range(qlen):
+        v = queue[i]
+        if v >= first:
+            hot[v] += indptr[v + 1] - indptr[v]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def chunk_cache_load(indptr, src, rows, nrows, offsets, out):
+    """out[offsets[i]:offsets[i + 1]] = src's entries of row rows[i], for i < nrows (offsets:
+    the exclusive scan of the rows' degrees)."""
+    for i in prange(nrows):
+        a = indptr[rows[i]]
+        o = offsets[i]
+        for k in range(offsets[i + 1] - o):
+            out[o + k] = src[a + k]
 
 
 @njit(parallel=True, nogil=True, cache=True)

@@ -1,12 +1,17 @@
 """Chunk bookkeeping for streamed edges, CUDA twins of kernels_cpu/chunks.py (same names,
-arguments and results; `chunk_gather` and `chunk_copy` have none: compaction runs on the CPU).
+arguments and results; `chunk_copy` has none: compaction runs on the CPU).
 
 chunk_stats: a grid-stride loop, one queue item per thread at a time; per-chunk totals gather in
 shared memory and each block adds them to the global ones once (MAX_CHUNKS chunks at most, which
-the stream guarantees by widening its chunks). chunk_row_stats: a grid-stride loop, one row per
-thread at a time (rows are reads' length; a chunk may hold millions of empty rows); a warp whose
-rows lie in one chunk sums them with shuffles first, then totals gather in shared memory as in
-chunk_stats (counts must start at zero). chunk_split: one item per thread; a block counts
+the stream guarantees by widening its chunks); a cached vertex takes the pseudo chunk `nchunks`,
+which has no shared slot and adds to no total. chunk_hotness: one thread per queue item, a 64-bit
+atomicAdd on the row's hotness. chunk_cache_load: one thread per edge of the rows gathered
+(load-balanced, lb_edge in _cuda.py), reading the source array where it lies (the mapped host
+edges of a streamed partition), templated on the element type; the stream calls it once for the
+ids and once for the weights. chunk_row_stats: a grid-stride loop, one row per thread at a time
+(rows are reads' length; a chunk may hold millions of empty rows); a warp whose rows lie in one
+chunk sums them with shuffles first, then totals gather in shared memory as in chunk_stats
+(counts must start at zero). chunk_split: one item per thread; a block counts
 its items per segment in shared memory, reserves room for them with one atomic per segment, then
 writes them. chunk_index: one thread per item.
 """
@@ -32,12 +37,17 @@ __device__ __forceinline__ u64 lines(i64 a, i64 b, i64 width) {
 }
 __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
                                   const i64* starts, int nchunks, i64 width, i64 wwidth,
-                                  i64* cid, u64* counts, u64* edges, u64* nlines) {
+                                  const unsigned char* cached, i64* cid, u64* counts, u64* edges,
+                                  u64* nlines) {
     __shared__ u64 s_count[MAX_CHUNKS], s_edges[MAX_CHUNKS], s_lines[MAX_CHUNKS];
     for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s_count[c] = s_edges[c] = s_lines[c] = 0;
     __syncthreads();
     for (i64 i = global_thread(); i < qlen; i += (i64)gridDim.x * blockDim.x) {
         i64 v = queue[i];
+        if (cached[v]) {
+            cid[i] = nchunks;
+            continue;
+        }
         int c = chunk_of(starts, nchunks, v);
         cid[i] = c;
         atomicAdd(&s_count[c], 1ULL);
@@ -57,6 +67,22 @@ __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
             atomicAdd(&nlines[c], s_lines[c]);
         }
     }
+}
+
+__global__ void totem_chunk_hotness(const i64* indptr, const i64* queue, i64 qlen, i64 first,
+                                    i64* hot) {
+    i64 i = global_thread();
+    if (i >= qlen) return;
+    i64 v = queue[i];
+    if (v >= first) atomicAdd((u64*)&hot[v], (u64)(indptr[v + 1] - indptr[v]));
+}
+
+template <typename T>
+__global__ void totem_chunk_cache_load(const i64* indptr, const T* src, const i64* rows,
+                                       const i64* offs, i64 nrows, T* out) {
+    i64 v, e;
+    if (!lb_edge(indptr, rows, offs, nrows, &v, &e)) return;
+    out[global_thread()] = src[e];
 }
 
 __global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads, i64 n,
@@ -137,14 +163,25 @@ __global__ void totem_chunk_index(const i64* queue, i64 qlen, const i64* offsets
 """
 
 
-def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cid, counts, edges, lines):
+def chunk_stats(indptr, queue, qlen, starts, width, wwidth, cached, cid, counts, edges, lines):
     nchunks = starts.size - 1
     assert nchunks <= MAX_CHUNKS
     blocks = max(1, min((int(qlen) + THREADS - 1) // THREADS, 1024))
     if qlen > 0:
         function(SOURCE, "totem_chunk_stats")(
             (blocks,), (THREADS,), (indptr, queue, i64(qlen), starts, np.int32(nchunks),
-                                    i64(width), i64(wwidth), cid, counts, edges, lines))
+                                    i64(width), i64(wwidth), cached, cid, counts, edges, lines))
+
+
+def chunk_hotness(indptr, queue, qlen, first, hot):
+    launch(function(SOURCE, "totem_chunk_hotness"), qlen,
+           (indptr, queue, i64(qlen), i64(first), hot))
+
+
+def chunk_cache_load(indptr, src, rows, nrows, offsets, out):
+    total = int(offsets[nrows])
+    launch(function(SOURCE, "totem_chunk_cache_load", src.dtype), total,
+           (indptr, src, rows, offsets, i64(nrows), out))
 
 
 def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):

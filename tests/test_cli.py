@@ -153,3 +153,22 @@ def test_forced_transfer_engine_streams(tmp_path):
     assert t["filter_bytes"] > 0 and t["compaction_bytes"] == t["zerocopy_bytes"] == 0
     proc = run_cli("--graph", "tests/data/tiny.txt", "--transfer", "sideways", "--quiet")
     assert_usage_error(proc, "--transfer")
+
+
+def test_gpu_cache_option(tmp_path):
+    """--gpu-cache takes part of --gpu-memory for the cache of hot streamed rows (BC reads each
+    reached row twice, forward and backward: the cache serves some of them); bad sizes are
+    usage errors."""
+    js = tmp_path / "m.json"
+    proc = run_cli("--graph", "rmat:12", "--algorithm", "bc", "--gpu-memory", "160K",
+                   "--gpu-cache", "16K", "--chunk-bytes", "2K", "--cpu-share", "0",
+                   "--device", "emulated", "--json", js, "--quiet", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(js.read_text())
+    t = m["transfer"]
+    assert m["gpu_cache"] == 16 << 10 and t["cache_capacity_bytes"] == 16 << 10
+    assert t["cache"] > 0 and t["cache_bytes"] > 0
+    assert all("cache" in s for s in m["per_superstep"] if "chunks" in s)
+    for bad, words in (("lots", "cannot read 'lots'"), ("-1024", "at least 0")):
+        proc = run_cli("--graph", "tests/data/tiny.txt", "--gpu-cache", bad, "--quiet")
+        assert_usage_error(proc, "--gpu-cache", words)

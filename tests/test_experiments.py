@@ -199,3 +199,21 @@ def test_bench_transfer_measures_each_hub_sort(tmp_path):
                           "degree,sideways"], cwd=REPO, capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and "--hub-sort" in bad.stderr
+
+
+def test_bench_transfer_smoke(tmp_path):
+    """Every engine asked for, once per --gpu-cache size, on the emulated GPU; rows carry the
+    cache size and agree with the first engine's results."""
+    out = tmp_path / "transfer.json"
+    proc = _run("experiments.bench_transfer", "--graph", "rmat:10", "--algorithms", "sssp,bc",
+                "--engines", "zerocopy,auto", "--gpu-cache", "0,4K", "--budget-fraction", "0.5",
+                "--chunk-bytes", "512", "--device", "emulated", "--trials", "1",
+                "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["gpu_cache"] == [0, 4096]
+    rows = [(r["algorithm"], r["transfer"], r["gpu_cache"]) for r in report["rows"]]
+    assert rows == [(a, e, c) for a in ("sssp", "bc") for e in ("zerocopy", "auto")
+                    for c in (0, 4096)]
+    assert all(r["matches"] for r in report["rows"])
+    assert all(r["cache_bytes"] == 0 for r in report["rows"] if r["gpu_cache"] == 0)
+    assert "cached" in proc.stdout

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.gpu,
 
 from bsp import EdgeOptions  # noqa: E402
 from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
-from test_stream import streaming  # noqa: E402
+from test_stream import cached_streaming, often, streaming  # noqa: E402,F401 (often: fixture)
 from toys import with_random_weights  # noqa: E402
 
 GPU = ("gpu",)
@@ -50,6 +50,29 @@ def test_streamed_edges_on_gpu(transfer, strategy):
         g = with_random_weights(TOYS[name], seed=3)
         check_matrix(g, strategy, devices=GPU, shares=(0.0,), gpus_list=(1,),
                      edges=EdgeOptions(transfer, **streaming(g, chunk_bytes=8, fraction=0.0)))
+
+
+@pytest.mark.usefixtures("often")
+@pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_streamed_edges_with_the_cache_on_gpu(transfer, strategy):
+    """The GPU cache of hot rows (selected every 5% of n queue vertices here, so that it is
+    refreshed and read many times) changes no result."""
+    import totem_py
+    for undirected in (True, False):
+        g = with_random_weights(totem_py.generate("rmat:10", seed=4, undirected=undirected), 5)
+        check_matrix(g, strategy, devices=GPU, shares=(0.5, 0.0), gpus_list=(1, 2),
+                     edges=EdgeOptions(transfer, **cached_streaming(g)))
+
+
+@pytest.mark.parametrize("transfer", ("zerocopy", "auto"))
+def test_streamed_generated_graph_with_the_cache_on_gpu(transfer):
+    """rmat:18 with a cache for a tenth of the edges, at the default selection period."""
+    import totem_py
+    g = totem_py.generate("rmat:18", seed=2, undirected=True, weighted=True)
+    opts = streaming(g, chunk_bytes=1 << 20)
+    check_matrix(g, "HIGH", devices=GPU, shares=(0.0,), gpus_list=(1,),
+                 edges=EdgeOptions(transfer, cache=g.n_edges * 4 // 10, **opts))
 
 
 @pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))

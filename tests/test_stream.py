@@ -1,18 +1,24 @@
 """Streamed edges (bsp/stream.py) on the emulated GPU: every transfer engine, forced or chosen,
-gives the references' answers for every algorithm, partitioning and cpu share; the bookkeeping
-(chunks, engine letters, bytes moved) adds up; the chunk kernels match NumPy."""
+gives the references' answers for every algorithm, partitioning and cpu share, with the GPU cache
+of hot rows off and on; the bookkeeping (chunks, engine letters, bytes moved) adds up; the cache
+picks the hottest rows that fit and refreshes only when enough of them are new; the chunk kernels
+match NumPy (and, where CuPy sees a device, their CUDA twins do too)."""
 
 import numpy as np
 import pytest
 
+import bsp.stream
 from bsp import EdgeOptions, Engine
 from bsp.stream import MAX_CHUNKS, chunk_starts, row_lines
 from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
 from partitioners import partition
 from totem_py import generate
+from totem_py.algorithms import SSSP
+from totem_py.algorithms.sssp import default_delta
+from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError
-from totem_py.harness import run
+from totem_py.harness import default_source, run
 
 from test_engine import STRATEGIES, TOYS, check_matrix
 from toys import with_random_weights
@@ -26,6 +32,27 @@ def streaming(graph, chunk_bytes=64, fraction=0.3):
     window = 4 * (chunk_bytes // 4 + int(graph.out_degree.max(initial=0)))
     budget = int(fraction * graph.n_edges * 4) + 3 * window * 12
     return dict(budget=budget, chunk_bytes=chunk_bytes)
+
+
+def cache_bytes(graph, fraction=0.1):
+    """A GPU cache for `fraction` of the edges as 4-byte ids (taken out of streaming()'s budget,
+    which keeps 0.3 of them)."""
+    return int(fraction * graph.n_edges * 4)
+
+
+def cached_streaming(graph, chunk_bytes=64):
+    """Options under which every algorithm's views stream in (almost) every configuration and
+    have a cache: one chunk per copy (so that the staging buffers hold the longest row, not four
+    rows of hubs), a cache for 5% of the edges as ids and 2% more for resident chunks. A
+    directed graph's BFS splits the budget between two views, and CC reads rows of in- plus
+    out-edges: hence 24 bytes per edge of the longest such row (3 buffers of ids and float32
+    weights, or of ids in half the budget)."""
+    deg = graph.out_degree if not graph.directed else \
+        graph.out_degree + np.bincount(graph.indices, minlength=graph.n_vertices)
+    window = max(int(deg.max(initial=0)), chunk_bytes // 4)
+    cache = cache_bytes(graph, 0.05)
+    return dict(budget=24 * window + cache + cache_bytes(graph, 0.02), chunk_bytes=chunk_bytes,
+                merge=1, cache=cache)
 
 
 @pytest.mark.parametrize("transfer", TRANSFERS)
@@ -109,7 +136,8 @@ def test_chunk_kernels_match_numpy():
     queue = rng.permutation(300)[:120].astype(np.int64)
     cid = np.empty(300, np.int64)
     cnt = np.zeros((3, starts.size - 1), np.int64)
-    k.chunk_stats(indptr, queue, queue.size, starts, 4, 8, cid, cnt[0], cnt[1], cnt[2])
+    k.chunk_stats(indptr, queue, queue.size, starts, 4, 8, np.zeros(300, np.uint8), cid,
+                  cnt[0], cnt[1], cnt[2])
     chunk = np.searchsorted(starts, queue, side="right") - 1
     assert np.array_equal(cid[:120], chunk)
     assert np.array_equal(cnt[0], np.bincount(chunk, minlength=starts.size - 1))
@@ -200,3 +228,275 @@ def test_weights_narrow_to_float32_only_when_exact():
         assert view.host_weights.dtype == dtype and view.stream.weights.dtype == dtype
         check_matrix(graph, "HIGH", devices=("emulated",), shares=(0.0,), gpus_list=(1,),
                      edges=EdgeOptions("auto", **opts))
+
+
+# -- the GPU cache of hot rows ------------------------------------------------------------------
+
+@pytest.fixture
+def often(monkeypatch):
+    """Candidates every 5% of n queue vertices instead of every n, so that the runs of the
+    matrix select, refresh and serve from the cache many times (results must not change)."""
+    monkeypatch.setattr(bsp.stream, "GAMMA", 0.05)
+
+
+@pytest.mark.parametrize("transfer", TRANSFERS)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_engine_matches_the_references_with_the_cache(transfer, strategy, often):
+    for name in ("rmat10u", "rmat10"):
+        g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)
+        edges = EdgeOptions(transfer, **cached_streaming(g))
+        check_matrix(g, strategy, devices=("emulated",), shares=(0.5, 0.0), gpus_list=(1, 2),
+                     edges=edges)
+        assert served_from_cache(g, strategy, edges) > 0
+
+
+@pytest.mark.parametrize("transfer", ("zerocopy", "auto"))
+def test_toys_stream_with_the_cache(transfer, often):
+    for name in sorted(TOYS):
+        g = with_random_weights(TOYS[name], seed=3)
+        opts = streaming(g, chunk_bytes=8, fraction=0.0)
+        opts["budget"] += cache_bytes(g, 0.5)
+        check_matrix(g, "HIGH", devices=("emulated",), shares=(0.0,), gpus_list=(1,),
+                     edges=EdgeOptions(transfer, cache=cache_bytes(g, 0.5), **opts))
+
+
+def served_from_cache(graph, strategy, edges):
+    """Queue vertices the cache served in an SSSP run and a BC run on one GPU partition."""
+    plan = partition(graph, strategy, 0.0, 1, seed=1)
+    engine = Engine(plan, "emulated", edges=edges)
+    source = default_source(graph)
+    from totem_py.algorithms import BC
+    served = 0
+    for alg in (SSSP(source), BC([source])):
+        _, records = engine.run(alg)
+        served += sum(r.get("cache", 0) for r in records)
+    return served
+
+
+def cache_stream(graph, cache):
+    """The streamed "out" view (weights read) of a GPU partition holding all of `graph`."""
+    plan = partition(graph, "HIGH", cpu_share=0.0, gpus=1)
+    engine = Engine(plan, "emulated", edges=EdgeOptions("auto", cache=cache, **streaming(graph)))
+    view = engine.parts[0].view("out", True)
+    view.prepare(True)
+    return view.stream
+
+
+def test_the_cache_holds_the_hottest_rows_that_fit():
+    g = generate("rmat:11", seed=2, undirected=True, weighted=True)
+    stream = cache_stream(g, cache_bytes(g))
+    hp, n, first = stream.view.indptr, stream.n, stream.first
+    bpe = stream.width + stream.wwidth
+    assert 0 < first < n and stream.cache_capacity == cache_bytes(g) // bpe
+    deg = np.diff(hp)
+    rng = np.random.default_rng(0)
+    hot = np.zeros(n, np.int64)
+    hot[first:] = rng.permutation(n - first) * (deg[first:] > 0)   # distinct, 0 for empty rows
+    stream.hot[:] = hot
+    assert stream.select()
+    # by hand: the streamed rows by hotness, the longest prefix that fits
+    ranked = first + np.argsort(-hot[first:], kind="stable")
+    ranked = ranked[hot[ranked] > 0]
+    k_fit = int(np.searchsorted(np.cumsum(deg[ranked]), stream.cache_capacity, side="right"))
+    want = np.sort(ranked[:k_fit])
+    assert 0 < k_fit < ranked.size
+    assert np.array_equal(np.flatnonzero(stream.cached), want)
+    assert not stream.hot.any() and stream.processed == 0
+    # the cache holds their rows (ids and weights), read through its row index
+    for v in want:
+        a, b = stream.cache_index[v], stream.cache_index[v + 1]
+        assert np.array_equal(stream.cache_indices[a:b], stream.view.indices[hp[v]:hp[v + 1]])
+        assert np.array_equal(stream.cache_weights[a:b], stream.weights[hp[v]:hp[v + 1]])
+    assert stream.stats["cache_bytes"] == deg[want].sum() * bpe
+    assert stream.stats["cache_refreshes"] == 1
+    # new candidates, 20% of them not cached: no refresh, the cache stays as it was
+    stream.take_stats()
+    keep, fresh = want[:int(0.8 * want.size)], np.setdiff1d(ranked, want)
+    fresh = fresh[deg[fresh] <= deg[want[int(0.8 * want.size):]].min()]
+    hot[:] = 0
+    hot[keep] = 1000
+    hot[fresh[:want.size - keep.size]] = 500
+    stream.hot[:] = hot
+    cand = stream.candidates()
+    new = np.setdiff1d(cand, want).size
+    assert 0 < new <= 0.3 * cand.size
+    assert not stream.select()
+    assert np.array_equal(np.flatnonzero(stream.cached), want)
+    assert stream.stats["cache_bytes"] == 0 and stream.stats["cache_refreshes"] == 0
+    # mostly new candidates: refreshed, the old rows are gone
+    hot[:] = 0
+    hot[fresh] = 500
+    stream.hot[:] = hot
+    cand = stream.candidates()
+    assert np.setdiff1d(cand, want).size > 0.3 * cand.size
+    assert stream.select()
+    assert np.array_equal(np.flatnonzero(stream.cached), cand)
+    # a run starts with an empty cache
+    stream.reset()
+    assert not stream.cached.any() and stream.n_cached == 0
+
+
+def test_the_cache_serves_sssp_and_fewer_bytes_stream():
+    """SSSP with the bucket width it has on a real GPU (16x the emulated run's: it relaxes some
+    vertices more than once, so the queues hold more than n vertices and the cache is used), the
+    cache given beside the same resident chunks: its vertices are served from it, and the
+    engines move fewer bytes."""
+    g = generate("rmat:11", seed=2, undirected=True, weighted=True)
+    opts = streaming(g)
+    cache = int(0.1 * g.n_edges) * 8             # 8 bytes per edge: ids and float32 weights
+    plan = partition(g, "HIGH", 0.0, 1, seed=1)
+    source = default_source(g)
+    want = None
+    for transfer in ("auto", "zerocopy"):
+        moved, served, resident = {}, {}, set()
+        for c in (0, cache):
+            edges = EdgeOptions(transfer, budget=opts["budget"] + c, chunk_bytes=64, cache=c)
+            engine = Engine(plan, "emulated", edges=edges)
+            values, records = engine.run(SSSP(source, default_delta(g, gpus=True)))
+            want = values if want is None else want
+            assert np.allclose(values, want)
+            stream = engine.parts[0].views["out"].stream
+            assert stream.wwidth == 4 and stream.cache_capacity * 8 == c
+            resident.add(stream.n_resident)
+            moved[c] = sum(r.get(key, 0) for r in records
+                           for key in ("filter_bytes", "compaction_bytes", "zerocopy_bytes"))
+            served[c] = sum(r.get("cache", 0) for r in records)
+            loaded = sum(r.get("cache_bytes", 0) for r in records)
+            assert (loaded > 0) == (c > 0)
+        print(f"{transfer}: streamed bytes {moved[0]} without the cache, {moved[cache]} with "
+              f"it ({served[cache]} queue vertices served from it)")
+        assert len(resident) == 1                 # the same resident chunks
+        assert served[0] == 0 < served[cache]
+        assert moved[cache] < moved[0]
+
+
+def test_a_cache_beyond_the_budget_is_refused():
+    g = generate("rmat:11", seed=2, undirected=True, weighted=True)
+    opts = streaming(g)
+    with pytest.raises(InputError, match="--gpu-cache"):
+        run(g, "sssp", cpu_share=0.0, device="emulated", transfer="auto",
+            gpu_memory=opts["budget"], chunk_bytes=opts["chunk_bytes"],
+            gpu_cache=opts["budget"])
+    with pytest.raises(InputError, match="--gpu-cache must be at least 0"):
+        run(g, "bfs", cpu_share=0.0, device="emulated", gpu_memory=opts["budget"],
+            chunk_bytes=opts["chunk_bytes"], gpu_cache=-1)
+
+
+def test_the_cache_is_in_the_record():
+    g = generate("rmat:11", seed=2, undirected=True, weighted=True)
+    opts = streaming(g)
+    cache = cache_bytes(g)
+    metrics = {}
+    for c in (0, cache):
+        r = run(g, "bc", cpu_share=0.0, device="emulated", transfer="auto",
+                gpu_memory=opts["budget"], chunk_bytes=opts["chunk_bytes"], gpu_cache=c)
+        metrics[c] = r.metrics
+    stream = r.plan.engines["emulated", EdgeOptions("auto", opts["budget"], opts["chunk_bytes"],
+                                                    cache=cache)].parts[0].views["out"].stream
+    on, off = metrics[cache], metrics[0]
+    assert on["gpu_cache"] == cache and off["gpu_cache"] == 0
+    t = on["transfer"]
+    assert t["cache"] == sum(s["cache"] for s in on["per_superstep"]) > 0
+    assert t["cache_bytes"] == sum(s["cache_bytes"] for s in on["per_superstep"]) > 0
+    assert t["cache_capacity_bytes"] == cache // 4 * 4
+    assert off["transfer"]["cache"] == off["transfer"]["cache_bytes"] == 0
+    moved = sum(t[k] for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes",
+                               "cache_bytes"))
+    assert t["volume_ratio"] == pytest.approx(moved / t["streamed_edge_bytes"])
+    # the cache is device memory taken from the same budget: the edge data on the GPU is as
+    # much (but for the room left beside the last resident chunk), the resident chunks fewer
+    gpu_on, gpu_off = (m["partitions"][0]["on_gpu_bytes"] for m in (on, off))
+    assert gpu_on == stream.device_bytes and t["cache_capacity_bytes"] < gpu_on <= opts["budget"]
+    assert abs(gpu_on - gpu_off) <= np.diff(stream.ends).max() * 4
+    assert t["resident_chunks"] < off["transfer"]["resident_chunks"]
+
+
+class CpuTwins:
+    name = "cpu"
+
+    def __init__(self):
+        self.k = k
+
+    put = staticmethod(np.array)
+    get = staticmethod(np.array)
+
+
+class GpuTwins:
+    name = "gpu"
+
+    def __init__(self):
+        import cupy
+        import kernels_gpu.chunks
+        self.k, self.cupy = kernels_gpu.chunks, cupy
+
+    def put(self, a):
+        return self.cupy.asarray(a)
+
+    def get(self, a):
+        return self.cupy.asnumpy(a)
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
+def twins(request):
+    return CpuTwins() if request.param == "cpu" else GpuTwins()
+
+
+def test_cache_kernels_match_numpy(twins):
+    """chunk_stats leaves cached vertices out (pseudo chunk nchunks), chunk_hotness adds the
+    streamed rows' degrees, chunk_cache_load gathers rows: CPU twin, and CUDA twin on a GPU."""
+    x = twins
+    rng = np.random.default_rng(5)
+    n = 400
+    deg = rng.integers(0, 40, n)
+    deg[7] = 900
+    indptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+    weights = rng.random(indptr[-1]).astype(np.float32)
+    starts = chunk_starts(indptr, n, 4, 256)
+    nchunks = starts.size - 1
+    queue = rng.permutation(n)[:250].astype(np.int64)
+    cached = (rng.random(n) < 0.3).astype(np.uint8)
+    cid = x.put(np.empty(n, np.int64))
+    cnt = x.put(np.zeros((3, nchunks), np.int64))
+    d_indptr, d_queue = x.put(indptr), x.put(queue)
+    x.k.chunk_stats(d_indptr, d_queue, queue.size, x.put(starts), 4, 4, x.put(cached), cid,
+                    cnt[0], cnt[1], cnt[2])
+    chunk = np.searchsorted(starts, queue, side="right") - 1
+    chunk[cached[queue] == 1] = nchunks
+    assert np.array_equal(x.get(cid)[:queue.size], chunk)
+    live = chunk < nchunks
+    got = x.get(cnt)
+    lines = 2 * row_lines(indptr, 4)
+    assert np.array_equal(got[0], np.bincount(chunk[live], minlength=nchunks))
+    assert np.array_equal(got[1], np.bincount(chunk[live], weights=deg[queue][live],
+                                              minlength=nchunks))
+    assert np.array_equal(got[2], np.bincount(chunk[live], weights=lines[queue][live],
+                                              minlength=nchunks))
+    # hotness: degrees of the queue's rows from `first` on, added to what is there
+    first = 100
+    hot = x.put(np.full(n, 3, np.int64))
+    x.k.chunk_hotness(d_indptr, d_queue, queue.size, first, hot)
+    x.k.chunk_hotness(d_indptr, d_queue, 40, first, hot)
+    want = np.full(n, 3, np.int64)
+    for q in (queue, queue[:40]):
+        far = q[q >= first]
+        want[far] += deg[far]
+    assert np.array_equal(x.get(hot), want)
+    # the cache load: rows back to back, ascending, readable through chunk_index's row index
+    rows = np.sort(rng.choice(np.arange(n), 60, replace=False)).astype(np.int64)
+    rows = np.union1d(rows, [6, 7, 8]).astype(np.int64)    # the long row and its neighbours
+    offsets = np.concatenate([[0], np.cumsum(deg[rows])]).astype(np.int64)
+    total = int(offsets[-1])
+    d_rows, d_offsets = x.put(rows), x.put(offsets)
+    out_ids, out_w = x.put(np.zeros(total + 5, np.int32)), x.put(np.zeros(total + 5, np.float32))
+    x.k.chunk_cache_load(d_indptr, x.put(indices), d_rows, rows.size, d_offsets, out_ids)
+    x.k.chunk_cache_load(d_indptr, x.put(weights), d_rows, rows.size, d_offsets, out_w)
+    index = x.put(np.zeros(n + 1, np.int64))
+    x.k.chunk_index(d_rows, rows.size, d_offsets, index)
+    ids, w, index = x.get(out_ids), x.get(out_w), x.get(index)
+    assert not ids[total:].any() and not w[total:].any()
+    for v in rows:
+        a, b = index[v], index[v + 1]
+        assert np.array_equal(ids[a:b], indices[indptr[v]:indptr[v + 1]])
+        assert np.array_equal(w[a:b], weights[indptr[v]:indptr[v + 1]])

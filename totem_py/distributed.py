@@ -124,6 +124,9 @@ def run_ranks(argv, comm):
                                       "run in one process only so far (auto, resident and "
                                       "zerocopy work across ranks, with edges in GPU or mapped "
                                       "memory)")
+        if parse_bytes(args.gpu_cache, "--gpu-cache") != 0:
+            raise NotImplementedError("--gpu-cache under mpirun: streamed edges, and so their "
+                                      "cache, run in one process only so far")
         if args.mpi_timeout is not None and args.mpi_timeout <= 0:
             raise InputError(f"--mpi-timeout must be a positive number of seconds, "
                              f"got {args.mpi_timeout}")

@@ -115,15 +115,15 @@ def choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
 
 def transfer_summary(engine, records, h2d):
     """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
-    bytes moved by each engine, their sum over the streamed edge bytes, and each engine's share
-    of the chunks served."""
+    bytes moved by each engine and loaded into the GPU cache, their sum over the streamed edge
+    bytes, each engine's share of the chunks served, and the queue vertices the cache served."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
     streams = [v.stream for p in engine.parts for v in p.placed_views() if v.stream is not None]
     if not streams:
         return out
     moved = {k: sum(r.get(k, 0) for r in records)
-             for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes")}
+             for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache_bytes")}
     served = {k: sum(r["engines"][k] for r in records)
               for k in ("resident", "filter", "compaction", "zerocopy")}
     streamed = sum(s.edge_bytes for s in streams)
@@ -132,7 +132,10 @@ def transfer_summary(engine, records, h2d):
                volume_ratio=sum(moved.values()) / max(streamed, 1),
                engine_share={k: v / total for k, v in served.items()},
                chunks=sum(s.nchunks for s in streams),
-               resident_chunks=sum(s.n_resident for s in streams))
+               resident_chunks=sum(s.n_resident for s in streams),
+               cache=int(sum(r.get("cache", 0) for r in records)),
+               cache_capacity_bytes=int(sum(s.cache_capacity * (s.width + s.wwidth)
+                                            for s in streams)))
     return out
 
 
@@ -144,11 +147,12 @@ def plan_key(plan):
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree"):
+        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
     cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
     again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
-    "hytgraph" or "off"); it changes speed only."""
+    "hytgraph" or "off"); it changes speed only. `gpu_cache`: bytes of each GPU partition's budget
+    for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream)."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
@@ -180,7 +184,10 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     budget = gpu_memory if transfer in ("resident", "zerocopy") else gpu_budget(device, gpu_memory)
     if chunk_bytes < 64:
         raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
-    edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes)
+    if gpu_cache < 0:
+        raise InputError(f"--gpu-cache must be at least 0, got {gpu_cache}")
+    edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes,
+                        cache=int(gpu_cache) if device != "cpu" else 0)
     engine = plan.engines.get((device, edges))
     if engine is None:
         # one engine per device: another one's device buffers and pinned copies go first
@@ -237,7 +244,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
         partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         cpu_share_model=model, gpus=gpus, device=device,
-        transfer_mode=transfer,
+        transfer_mode=transfer, gpu_cache=int(gpu_cache),
         source=source, iterations=getattr(alg, "iterations", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times,

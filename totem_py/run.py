@@ -64,6 +64,10 @@ def build_parser():
                         "stays resident), filter or compaction (force that engine)")
     p.add_argument("--chunk-bytes", default="32M",
                    help="size of the chunks streamed edges are split into (default 32M)")
+    p.add_argument("--gpu-cache", default="0",
+                   help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
+                        "streamed rows, read by frontier kernels (bfs top-down, sssp, bc); only "
+                        "meaningful when edges stream (default 0: no cache)")
     p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
     p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
     p.add_argument("--trials", type=int, default=1)
@@ -130,7 +134,7 @@ def main(argv=None):
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"),
-                 hub_sort=args.hub_sort)
+                 hub_sort=args.hub_sort, gpu_cache=parse_bytes(args.gpu_cache, "--gpu-cache"))
     m = result.metrics
     if args.output:
         _atomic_write(args.output, lambda f: np.save(f, result.values))
