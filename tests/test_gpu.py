@@ -125,11 +125,14 @@ def test_chunk_kernels_on_gpu_match_the_cpu_twins():
     for weights in (0, 4, 8):
         want = np.zeros((3, starts.size - 1), np.int64)
         cid = np.empty(n, np.int64)
-        kc.chunk_stats(indptr, queue, queue.size, starts, 4, weights, cid, *want)
+        cached = (rng.random(n) < 0.2).astype(np.uint8)      # cached rows count nowhere
+        kc.chunk_stats(indptr, queue, queue.size, starts, 4, weights, cached, cid, *want)
         got = cupy.zeros_like(cupy.asarray(want))
+        gcid = cupy.empty(n, np.int64)
         kg.chunk_stats(cupy.asarray(indptr), cupy.asarray(queue), queue.size,
-                       cupy.asarray(starts), 4, weights, cupy.empty(n, np.int64), *got)
+                       cupy.asarray(starts), 4, weights, cupy.asarray(cached), gcid, *got)
         assert np.array_equal(got.get(), want)
+        assert np.array_equal(gcid[:queue.size].get(), cid[:queue.size])
         kc.chunk_row_stats(indptr, reads, starts, 4, weights, *want)
         got.fill(0)
         kg.chunk_row_stats(cupy.asarray(indptr), cupy.asarray(reads), cupy.asarray(starts), 4,
