@@ -7,14 +7,13 @@ against NumPy's packbits. Byte counts are the partitions' own counters (`h2d_byt
 import numpy as np
 import pytest
 
-import kernels_cpu.boxes
 import totem_py
 from bsp import Engine
 from partitioners import partition
 from totem_py import reference as ref
 from totem_py.algorithms import BFS, PageRank
-from totem_py.backend import cuda_device_count
 from totem_py.harness import default_source
+from twins import twins  # noqa: F401 (fixture)
 
 
 class CountingEngine(Engine):
@@ -86,49 +85,18 @@ def test_pagerank_pull_still_moves_values(graph):
     assert engine.pulls == [want] * 3
 
 
-class Cpu:
-    boxes = kernels_cpu.boxes
-
-    @staticmethod
-    def put(a):
-        return a.copy()
-
-    @staticmethod
-    def get(a):
-        return np.array(a)
-
-
-class Gpu:
-    def __init__(self):
-        import cupy
-        import kernels_gpu.boxes
-        self.cupy, self.boxes = cupy, kernels_gpu.boxes
-
-    def put(self, a):
-        return self.cupy.asarray(a)
-
-    def get(self, a):
-        return self.cupy.asnumpy(a)
-
-
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
-def xp(request):
-    return Cpu() if request.param == "cpu" else Gpu()
-
-
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 63, 64, 65, 1000, 100_003])
-def test_pack_unpack_bits(xp, n):
+def test_pack_unpack_bits(twins, n):
     """box_pack_bits gathers flags by position and packs them as np.packbits does (first flag in
     the high bit, zero padding); box_unpack_bits restores them into a slice of a bool box."""
     rng = np.random.default_rng(n)
     flags = rng.random(n + 40) < 0.3
     pos = rng.permutation(n + 40)[:n].astype(np.int64)
-    packed = xp.put(np.zeros((n + 7) // 8, np.uint8))
-    xp.boxes.box_pack_bits(xp.put(flags), xp.put(pos), packed)
-    assert np.array_equal(xp.get(packed), np.packbits(flags[pos]))
-    box = xp.put(np.ones(n + 10, bool))
-    xp.boxes.box_unpack_bits(packed, box[5:5 + n])
-    got = xp.get(box)
+    packed = twins.put(np.zeros((n + 7) // 8, np.uint8))
+    twins.boxes.box_pack_bits(twins.put(flags), twins.put(pos), packed)
+    assert np.array_equal(twins.get(packed), np.packbits(flags[pos]))
+    box = twins.put(np.ones(n + 10, bool))
+    twins.boxes.box_unpack_bits(packed, box[5:5 + n])
+    got = twins.get(box)
     assert np.array_equal(got[5:5 + n], flags[pos])
     assert got[:5].all() and got[5 + n:].all()     # nothing outside the slice is written

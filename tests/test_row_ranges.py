@@ -8,51 +8,10 @@ run on the CUDA twins where CuPy sees a device."""
 import numpy as np
 import pytest
 
-import kernels_cpu.bc
-import kernels_cpu.bfs
-import kernels_cpu.cc
-import kernels_cpu.pagerank
 from kernels_cpu.bfs import UNVISITED
-from totem_py.backend import cuda_device_count
+from twins import twins  # noqa: F401 (fixture)
 
 POISON_VALUE = 1e30
-
-
-class Cpu:
-    bfs, cc, bc, pagerank = (kernels_cpu.bfs, kernels_cpu.cc, kernels_cpu.bc,
-                             kernels_cpu.pagerank)
-
-    @staticmethod
-    def put(a):
-        return a.copy()
-
-    @staticmethod
-    def get(a):
-        return np.array(a)
-
-
-class Gpu:
-    def __init__(self):
-        import cupy
-        import kernels_gpu.bc
-        import kernels_gpu.bfs
-        import kernels_gpu.cc
-        import kernels_gpu.pagerank
-        self.cupy = cupy
-        self.bfs, self.cc, self.bc, self.pagerank = (kernels_gpu.bfs, kernels_gpu.cc,
-                                                     kernels_gpu.bc, kernels_gpu.pagerank)
-
-    def put(self, a):
-        return self.cupy.asarray(a)
-
-    def get(self, a):
-        return self.cupy.asnumpy(a)
-
-
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
-def xp(request):
-    return Cpu() if request.param == "cpu" else Gpu()
 
 
 def graph(n_local, n_ghosts, seed, hub=0, both=False):
@@ -101,7 +60,7 @@ def poisoned(indptr, indices, first, end, poison):
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
+def test_bfs_pull_ranges(twins, n_local, n_ghosts, seed, hub):
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     rng = np.random.default_rng(seed + 100)
     depth = 2
@@ -113,25 +72,25 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
 
     # the kernel gets the locals' levels and the ghosts' frontier flags (what the pull exchange
     # delivers): the poison ghost's flag is set, and no ghost's level is ever read
-    ghosts = xp.put(start[n_local:] == depth)
+    ghosts = twins.put(start[n_local:] == depth)
 
     def run(bounds, check):
-        level = xp.put(start[:n_local])
-        queue = xp.put(np.zeros(max(1, n_local), np.int64))
-        length = xp.put(np.zeros(1, np.int64))
+        level = twins.put(start[:n_local])
+        queue = twins.put(np.zeros(max(1, n_local), np.int64))
+        length = twins.put(np.zeros(1, np.int64))
         found = []
         for first, end in ranges(bounds):
-            before = xp.get(level)
-            idx = xp.put(poisoned(indptr, indices, first, end, poison) if check else indices)
+            before = twins.get(level)
+            idx = twins.put(poisoned(indptr, indices, first, end, poison) if check else indices)
             length[0] = 0
-            xp.bfs.bfs_pull(xp.put(indptr), idx, end, level, ghosts, depth, queue, length, first)
-            after, q = xp.get(level), xp.get(queue)[:int(xp.get(length)[0])]
+            twins.bfs.bfs_pull(twins.put(indptr), idx, end, level, ghosts, depth, queue, length, first)
+            after, q = twins.get(level), twins.get(queue)[:int(twins.get(length)[0])]
             outside = np.ones(n_local, bool)
             outside[first:end] = False
             assert np.array_equal(after[outside], before[outside]), (first, end)
             assert np.all((q >= first) & (q < end)), (first, end)
             found += list(q)
-        return xp.get(level), sorted(found)
+        return twins.get(level), sorted(found)
 
     want_level, want_queue = run([0, n_local], False)
     reached = [v for v in range(n_local) if start[v] == UNVISITED
@@ -144,7 +103,7 @@ def test_bfs_pull_ranges(xp, n_local, n_ghosts, seed, hub):
         assert queue == want_queue, bounds
 
 
-def test_bfs_pull_default_first(xp):
+def test_bfs_pull_default_first(twins):
     """No `first` is rows [0, n_local), as before."""
     indptr, indices = graph(60, 5, 9)
     level = np.full(60, UNVISITED, np.int32)
@@ -153,30 +112,30 @@ def test_bfs_pull_default_first(xp):
     ghosts[3] = True                    # ghost slot 3, target 63
     out = []
     for extra in ((), (0,)):
-        lv, queue = xp.put(level), xp.put(np.zeros(60, np.int64))
-        length = xp.put(np.zeros(1, np.int64))
-        xp.bfs.bfs_pull(xp.put(indptr), xp.put(indices), 60, lv, xp.put(ghosts), 0, queue,
+        lv, queue = twins.put(level), twins.put(np.zeros(60, np.int64))
+        length = twins.put(np.zeros(1, np.int64))
+        twins.bfs.bfs_pull(twins.put(indptr), twins.put(indices), 60, lv, twins.put(ghosts), 0, queue,
                         length, *extra)
-        out.append(xp.get(lv))
+        out.append(twins.get(lv))
     assert np.array_equal(out[0], out[1])
     assert (out[0] == 1).any()
 
 
-def components(xp, indptr, indices, n_local, n_nodes, bounds, convention, poison):
+def components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison):
     """The local Afforest phase of algorithms/cc.py with every link kernel called per range;
     checks after each call that no poisoned edge was linked (the poison node stays alone)."""
-    k = xp.cc
-    comp = xp.put(np.arange(n_nodes, dtype=np.int64))
-    d_indptr = xp.put(indptr)
+    k = twins.cc
+    comp = twins.put(np.arange(n_nodes, dtype=np.int64))
+    d_indptr = twins.put(indptr)
 
     def chunks():
         for first, end in ranges(bounds):
             idx = indices if poison is None else poisoned(indptr, indices, first, end, poison)
-            yield first, end, xp.put(idx)
+            yield first, end, twins.put(idx)
 
     def clean():
         if poison is not None:
-            assert int(xp.get(comp)[poison]) == poison
+            assert int(twins.get(comp)[poison]) == poison
 
     for r in range(k.SAMPLE):
         for first, end, idx in chunks():
@@ -191,7 +150,7 @@ def components(xp, indptr, indices, n_local, n_nodes, bounds, convention, poison
             k.cc_link_rest(d_indptr, idx, end, comp, giant, first)
         clean()
     k.cc_compress(comp)
-    return xp.get(comp)
+    return twins.get(comp)
 
 
 def naive_components(indptr, indices, n_local, n_nodes):
@@ -212,28 +171,28 @@ def naive_components(indptr, indices, n_local, n_nodes):
 
 @pytest.mark.parametrize("convention", ["end", "n_local"])
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_cc_link_ranges(xp, n_local, n_ghosts, seed, hub, convention):
+def test_cc_link_ranges(twins, n_local, n_ghosts, seed, hub, convention):
     indptr, indices = graph(n_local, n_ghosts, seed, hub, both=True)
     n_nodes = n_local + n_ghosts + 1     # the last node is the poison, reached by no edge
     poison = n_nodes - 1
     want = naive_components(indptr, indices, n_local, n_nodes)
-    one = components(xp, indptr, indices, n_local, n_nodes, [0, n_local], convention, None)
+    one = components(twins, indptr, indices, n_local, n_nodes, [0, n_local], convention, None)
     assert np.array_equal(one, want)
     for bounds in splits(n_local, seed):
-        got = components(xp, indptr, indices, n_local, n_nodes, bounds, convention, poison)
+        got = components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison)
         assert np.array_equal(got, want), bounds
 
 
-def test_cc_link_default_first(xp):
+def test_cc_link_default_first(twins):
     """No `first` (and no `end`) is rows [0, n_local)."""
     indptr, indices = graph(60, 5, 9, both=True)
-    k, out = xp.cc, []
+    k, out = twins.cc, []
     for extra in ((), (0,)):
-        comp = xp.put(np.arange(66, dtype=np.int64))
-        k.cc_link_sample(xp.put(indptr), xp.put(indices), 60, comp, 0, *extra)
-        k.cc_link_rest(xp.put(indptr), xp.put(indices), 60, comp, -1, *extra)
+        comp = twins.put(np.arange(66, dtype=np.int64))
+        k.cc_link_sample(twins.put(indptr), twins.put(indices), 60, comp, 0, *extra)
+        k.cc_link_rest(twins.put(indptr), twins.put(indices), 60, comp, -1, *extra)
         k.cc_compress(comp)
-        out.append(xp.get(comp))
+        out.append(twins.get(comp))
     assert np.array_equal(out[0], out[1])
     assert np.array_equal(out[0], naive_components(indptr, indices, 60, 66))
 
@@ -251,27 +210,27 @@ def bc_state(n_local, n_ghosts, seed, depth):
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_bc_backward_ranges(xp, n_local, n_ghosts, seed, hub):
+def test_bc_backward_ranges(twins, n_local, n_ghosts, seed, hub):
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     depth = 1
     level, sigma, delta0, ghosts, vertices = bc_state(n_local, n_ghosts, seed, depth)
     source = int(vertices[0]) if vertices.size else -1
     bc0 = np.arange(n_local, dtype=np.float64)
     poison = n_local + n_ghosts
-    args = [xp.put(a) for a in (level, sigma)]
+    args = [twins.put(a) for a in (level, sigma)]
 
     def run(bounds, check):
-        delta, bc = xp.put(delta0), xp.put(bc0)
+        delta, bc = twins.put(delta0), twins.put(bc0)
         for first, end in ranges(bounds):
-            before = xp.get(delta), xp.get(bc)
+            before = twins.get(delta), twins.get(bc)
             idx = poisoned(indptr, indices, first, end, poison) if check else indices
-            xp.bc.bc_backward(xp.put(indptr), xp.put(idx), n_local, *args, delta, xp.put(ghosts),
-                              depth, bc, source, xp.put(vertices), first, end)
+            twins.bc.bc_backward(twins.put(indptr), twins.put(idx), n_local, *args, delta, twins.put(ghosts),
+                              depth, bc, source, twins.put(vertices), first, end)
             outside = np.ones(n_local, bool)
             outside[first:end] = False
-            assert np.array_equal(xp.get(delta)[outside], before[0][outside]), (first, end)
-            assert np.array_equal(xp.get(bc)[outside], before[1][outside]), (first, end)
-        return xp.get(delta), xp.get(bc)
+            assert np.array_equal(twins.get(delta)[outside], before[0][outside]), (first, end)
+            assert np.array_equal(twins.get(bc)[outside], before[1][outside]), (first, end)
+        return twins.get(delta), twins.get(bc)
 
     want_delta, want_bc = run([0, n_local], False)
     assert np.all(want_delta < POISON_VALUE / 2)
@@ -281,18 +240,18 @@ def test_bc_backward_ranges(xp, n_local, n_ghosts, seed, hub):
         assert np.array_equal(bc, want_bc), bounds
 
 
-def test_bc_backward_default_range(xp):
+def test_bc_backward_default_range(twins):
     """No `first`/`end` is rows [0, n_local); `first` alone is rows [first, n_local)."""
     n_local, n_ghosts, depth = 60, 5, 1
     indptr, indices = graph(n_local, n_ghosts, 9)
     level, sigma, delta0, ghosts, vertices = bc_state(n_local, n_ghosts, 9, depth)
     out = []
     for extra in ((), (0, -1), (0, n_local), (25,)):
-        delta, bc = xp.put(delta0), xp.put(np.zeros(n_local))
-        xp.bc.bc_backward(xp.put(indptr), xp.put(indices), n_local, xp.put(level),
-                          xp.put(sigma), delta, xp.put(ghosts), depth, bc, -1,
-                          xp.put(vertices), *extra)
-        out.append(xp.get(delta))
+        delta, bc = twins.put(delta0), twins.put(np.zeros(n_local))
+        twins.bc.bc_backward(twins.put(indptr), twins.put(indices), n_local, twins.put(level),
+                          twins.put(sigma), delta, twins.put(ghosts), depth, bc, -1,
+                          twins.put(vertices), *extra)
+        out.append(twins.get(delta))
     assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
     assert np.array_equal(out[3][25:], out[0][25:])
     assert np.array_equal(out[3][:25], delta0[:25])
@@ -300,7 +259,7 @@ def test_bc_backward_default_range(xp):
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_pr_pull_ranges(xp, n_local, n_ghosts, seed, hub):
+def test_pr_pull_ranges(twins, n_local, n_ghosts, seed, hub):
     """pr_pull needs no `first`: a chunk's caller passes indptr[first:end + 1] and
     rank[first:end], edge offsets staying absolute."""
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
@@ -308,15 +267,15 @@ def test_pr_pull_ranges(xp, n_local, n_ghosts, seed, hub):
     contrib = rng.random(n_local + n_ghosts + 1).astype(np.float32)
     contrib[-1] = POISON_VALUE
     poison = contrib.size - 1
-    d_indptr, d_contrib = xp.put(indptr), xp.put(contrib)
+    d_indptr, d_contrib = twins.put(indptr), twins.put(contrib)
 
     def run(bounds, check):
-        rank = xp.put(np.full(n_local, -1.0))
+        rank = twins.put(np.full(n_local, -1.0))
         for first, end in ranges(bounds):
             idx = poisoned(indptr, indices, first, end, poison) if check else indices
-            xp.pagerank.pr_pull(d_indptr[first:end + 1], xp.put(idx), d_contrib, rank[first:end],
+            twins.pagerank.pr_pull(d_indptr[first:end + 1], twins.put(idx), d_contrib, rank[first:end],
                                 0.01, 0.85)
-        return xp.get(rank)
+        return twins.get(rank)
 
     want = run([0, n_local], False)
     sums = np.array([contrib[indices[indptr[v]:indptr[v + 1]]].astype(np.float64).sum()

@@ -16,12 +16,12 @@ from partitioners import partition
 from totem_py import generate
 from totem_py.algorithms import SSSP
 from totem_py.algorithms.sssp import default_delta
-from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError
 from totem_py.harness import default_source, run
 
 from test_engine import STRATEGIES, TOYS, check_matrix
 from toys import with_random_weights
+from twins import twins  # noqa: F401 (fixture)
 
 TRANSFERS = ("filter", "compaction", "zerocopy", "auto")
 
@@ -411,37 +411,6 @@ def test_the_cache_is_in_the_record():
     assert t["resident_chunks"] < off["transfer"]["resident_chunks"]
 
 
-class CpuTwins:
-    name = "cpu"
-
-    def __init__(self):
-        self.k = k
-
-    put = staticmethod(np.array)
-    get = staticmethod(np.array)
-
-
-class GpuTwins:
-    name = "gpu"
-
-    def __init__(self):
-        import cupy
-        import kernels_gpu.chunks
-        self.k, self.cupy = kernels_gpu.chunks, cupy
-
-    def put(self, a):
-        return self.cupy.asarray(a)
-
-    def get(self, a):
-        return self.cupy.asnumpy(a)
-
-
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
-def twins(request):
-    return CpuTwins() if request.param == "cpu" else GpuTwins()
-
-
 def test_cache_kernels_match_numpy(twins):
     """chunk_stats leaves cached vertices out (pseudo chunk nchunks), chunk_hotness adds the
     streamed rows' degrees, chunk_cache_load gathers rows: CPU twin, and CUDA twin on a GPU."""
@@ -460,7 +429,7 @@ def test_cache_kernels_match_numpy(twins):
     cid = x.put(np.empty(n, np.int64))
     cnt = x.put(np.zeros((3, nchunks), np.int64))
     d_indptr, d_queue = x.put(indptr), x.put(queue)
-    x.k.chunk_stats(d_indptr, d_queue, queue.size, x.put(starts), 4, 4, x.put(cached), cid,
+    x.chunks.chunk_stats(d_indptr, d_queue, queue.size, x.put(starts), 4, 4, x.put(cached), cid,
                     cnt[0], cnt[1], cnt[2])
     chunk = np.searchsorted(starts, queue, side="right") - 1
     chunk[cached[queue] == 1] = nchunks
@@ -476,8 +445,8 @@ def test_cache_kernels_match_numpy(twins):
     # hotness: degrees of the queue's rows from `first` on, added to what is there
     first = 100
     hot = x.put(np.full(n, 3, np.int64))
-    x.k.chunk_hotness(d_indptr, d_queue, queue.size, first, hot)
-    x.k.chunk_hotness(d_indptr, d_queue, 40, first, hot)
+    x.chunks.chunk_hotness(d_indptr, d_queue, queue.size, first, hot)
+    x.chunks.chunk_hotness(d_indptr, d_queue, 40, first, hot)
     want = np.full(n, 3, np.int64)
     for q in (queue, queue[:40]):
         far = q[q >= first]
@@ -490,10 +459,10 @@ def test_cache_kernels_match_numpy(twins):
     total = int(offsets[-1])
     d_rows, d_offsets = x.put(rows), x.put(offsets)
     out_ids, out_w = x.put(np.zeros(total + 5, np.int32)), x.put(np.zeros(total + 5, np.float32))
-    x.k.chunk_cache_load(d_indptr, x.put(indices), d_rows, rows.size, d_offsets, out_ids)
-    x.k.chunk_cache_load(d_indptr, x.put(weights), d_rows, rows.size, d_offsets, out_w)
+    x.chunks.chunk_cache_load(d_indptr, x.put(indices), d_rows, rows.size, d_offsets, out_ids)
+    x.chunks.chunk_cache_load(d_indptr, x.put(weights), d_rows, rows.size, d_offsets, out_w)
     index = x.put(np.zeros(n + 1, np.int64))
-    x.k.chunk_index(d_rows, rows.size, d_offsets, index)
+    x.chunks.chunk_index(d_rows, rows.size, d_offsets, index)
     ids, w, index = x.get(out_ids), x.get(out_w), x.get(index)
     assert not ids[total:].any() and not w[total:].any()
     for v in rows:
