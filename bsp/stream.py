@@ -155,21 +155,28 @@ class EdgeStream:
         self.n_cached = self.processed = 0
         self.device_bytes = int(fixed + e_res * bpe)     # edge data on the device
         self.edge_bytes = int(ends[-1] - ends[0]) * bpe
-        lines = row_lines(hp, self.width) + (row_lines(hp, self.wwidth) if weights else 0)
-        nonempty = np.concatenate([[0], np.cumsum(np.diff(hp) > 0)])
-        rows, head = np.diff(starts), np.diff(nonempty[starts])
-        per_chunk = np.add.reduceat(lines, starts[:-1]) if nchunks else np.zeros(0, np.int64)
-        self.full = (rows, sizes, per_chunk)          # every row active: (vertices, edges, lines)
-        self.heads = (rows, head, head * (2 if weights else 1))   # every row's first line only
         # the distinct lines of each chunk: rows that share a line are read once however many
         # of them are active, so no engine reads more than this
         self.chunk_lines = (row_lines(ends, self.width)
                             + (row_lines(ends, self.wwidth) if weights else 0))
+        nonempty = np.concatenate([[0], np.cumsum(np.diff(hp) > 0)])
+        rows, head = np.diff(starts), np.diff(nonempty[starts])
+        self.full = (rows, sizes, self.chunk_lines)   # every row whole: (vertices, edges, lines)
+        self.heads = (rows, head, head * (2 if weights else 1))   # every row's first line only
         self.profile = load_profile(warn=transfer == "auto") if transfer == "auto" else None
         self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
         self.stats = self._empty_stats()
 
     # -- the choice -------------------------------------------------------------------------
+
+    def _decide(self, counts, rows=False):
+        """Engine codes from the per-chunk (vertices, edges, lines) of a superstep, the lines
+        capped at each chunk's distinct lines; recorded in the statistics."""
+        vertices, edges, lines = counts
+        lines = np.minimum(lines, self.chunk_lines)
+        codes = self.choose(vertices, edges, lines, rows)
+        self._record(codes, lines)
+        return codes
 
     def choose(self, vertices, edges, lines, rows=False):
         """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine.
@@ -311,10 +318,9 @@ class EdgeStream:
         cnt.fill(0)
         k.chunk_stats(self.indptr, queue, qlen, self.starts_dev, self.width, self.wwidth,
                       self.cached, self.cid, cnt[0], cnt[1], cnt[2])
-        vertices, edges, lines = part.to_host(cnt, count=False)[:, :self.nchunks]
-        lines = np.minimum(lines, self.chunk_lines)
-        codes = self.choose(vertices, edges, lines)
-        self._record(codes, lines)
+        counts = part.to_host(cnt, count=False)[:, :self.nchunks]
+        vertices = counts[0]
+        codes = self._decide(counts)
         groups = self._groups(codes)
         # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy,
         # 2 compaction, 3 the cached vertices (pseudo chunk nchunks, counted by no chunk),
@@ -451,12 +457,10 @@ class EdgeStream:
             self.part.kernels("chunks").chunk_row_stats(
                 self.indptr, per_row, self.starts_dev, self.width, self.wwidth,
                 cnt[0], cnt[1], cnt[2])
-            vertices, edges, lines = self.part.to_host(cnt, count=False)[:, :self.nchunks]
+            counts = self.part.to_host(cnt, count=False)[:, :self.nchunks]
         else:
-            vertices, edges, lines = self.heads if reads == "heads" else self.full
-        lines = np.minimum(lines, self.chunk_lines)
-        codes = self.choose(vertices, edges, lines, rows=True)
-        self._record(codes, lines)
+            counts = self.heads if reads == "heads" else self.full
+        codes = self._decide(counts, rows=True)
         starts = self.starts
         if self.n_resident:
             yield self.indptr, self.res_indices, self.res_weights, 0, int(starts[self.n_resident])
