@@ -185,7 +185,7 @@ def exchange_pull(parts, host_views, mode, values):
     """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
     (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits."""
     if mode.message.dtype == np.bool_:
-        return _pull_bits(parts, host_views, mode, values)
+        return pull_bits_local(parts, host_views, mode, values)
     host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
                  for p in parts]
     messages = 0
@@ -223,21 +223,22 @@ def unpack_bits(part, packed, ghosts):
     part.kernels("boxes").box_unpack_bits(part.to_device(packed), ghosts)
 
 
-def _pull_bits(parts, host_views, mode, values):
-    """exchange_pull for flags: per (owner, reader) pair the packed bits of the reader's ghost
-    slots from that owner."""
+def pull_bits_local(parts, host_views, mode, values):
+    """exchange_pull for flags between the partitions of this process (`values[i]` is
+    parts[i]'s): per (owner, reader) pair the packed bits of the reader's ghost slots from that
+    owner. Returns the number of ghost slots the readers hold (the messages)."""
     messages = 0
     for q in parts:
         view = host_views[q.pid]
         if view.n_ghosts == 0:
             continue
         box = q.boxes[mode.name]
-        for p in parts:
+        for i, p in enumerate(parts):
             a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
             if a == b:
                 continue
             with p.context():
-                packed = pack_bits(p, mode.view, values[p.pid], q.pid)
+                packed = pack_bits(p, mode.view, values[i], q.pid)
             with q.context():
                 unpack_bits(q, packed, box[a:b])
         messages += view.n_ghosts

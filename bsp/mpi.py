@@ -47,7 +47,8 @@ from partitioners.plan import LocalView
 from partitioners.ranks import RankPlan, rank_meta
 
 from .engine import Engine
-from .exchange import _HostInbox, _deliver, _inbox, _pack, _reset, pack_bits, unpack_bits
+from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, pack_bits,
+                       pull_bits_local, unpack_bits)
 from .partition import EdgeOptions, make_partition
 
 CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
@@ -508,20 +509,7 @@ class ExchangePlan:
                 sbuf[k:k + packed.size] = packed
         requests = [self.comm.Ialltoallv([sbuf, (scount, sdispl), MPI.BYTE],
                                          [rbuf, (rcount, rdispl), MPI.BYTE])]
-        messages = 0
-        for q in parts:
-            view = host_views[q.pid]
-            if view.n_ghosts == 0:
-                continue
-            box = q.boxes[mode.name]
-            for i, p in enumerate(parts):
-                a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
-                if a < b:
-                    with p.context():
-                        packed = pack_bits(p, mode.view, values[i], q.pid)
-                    with q.context():
-                        unpack_bits(q, packed, box[a:b])
-            messages += view.n_ghosts
+        messages = pull_bits_local(parts, host_views, mode, values)
         waiter.wait(requests, "exchanging boundary flags")
         for r in self.peers:
             for i, a, b, off in self.bits_recv[r]:
