@@ -35,13 +35,30 @@ __device__ __forceinline__ int chunk_of(const i64* starts, int nchunks, i64 v) {
 __device__ __forceinline__ u64 lines(i64 a, i64 b, i64 width) {
     return (u64)((b * width - 1) / 128 - (a * width) / 128 + 1);
 }
+// per-chunk totals of one block, in shared memory; every thread of the block calls both
+// functions (they synchronise it): zero them, then add the nonzero ones to the global totals
+struct Totals { u64 count[MAX_CHUNKS], edges[MAX_CHUNKS], lines[MAX_CHUNKS]; };
+__device__ __forceinline__ void totals_zero(Totals& s, int nchunks) {
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s.count[c] = s.edges[c] = s.lines[c] = 0;
+    __syncthreads();
+}
+__device__ __forceinline__ void totals_flush(const Totals& s, int nchunks, u64* counts,
+                                             u64* edges, u64* nlines) {
+    __syncthreads();
+    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
+        if (s.count[c]) {
+            atomicAdd(&counts[c], s.count[c]);
+            atomicAdd(&edges[c], s.edges[c]);
+            atomicAdd(&nlines[c], s.lines[c]);
+        }
+    }
+}
 __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
                                   const i64* starts, int nchunks, i64 width, i64 wwidth,
                                   const unsigned char* cached, i64* cid, u64* counts, u64* edges,
                                   u64* nlines) {
-    __shared__ u64 s_count[MAX_CHUNKS], s_edges[MAX_CHUNKS], s_lines[MAX_CHUNKS];
-    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s_count[c] = s_edges[c] = s_lines[c] = 0;
-    __syncthreads();
+    __shared__ Totals s;
+    totals_zero(s, nchunks);
     for (i64 i = global_thread(); i < qlen; i += (i64)gridDim.x * blockDim.x) {
         i64 v = queue[i];
         if (cached[v]) {
@@ -50,23 +67,16 @@ __global__ void totem_chunk_stats(const i64* indptr, const i64* queue, i64 qlen,
         }
         int c = chunk_of(starts, nchunks, v);
         cid[i] = c;
-        atomicAdd(&s_count[c], 1ULL);
+        atomicAdd(&s.count[c], 1ULL);
         i64 a = indptr[v], b = indptr[v + 1];
         if (b > a) {
             u64 l = lines(a, b, width);
             if (wwidth) l += lines(a, b, wwidth);
-            atomicAdd(&s_edges[c], (u64)(b - a));
-            atomicAdd(&s_lines[c], l);
+            atomicAdd(&s.edges[c], (u64)(b - a));
+            atomicAdd(&s.lines[c], l);
         }
     }
-    __syncthreads();
-    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
-        if (s_count[c]) {
-            atomicAdd(&counts[c], s_count[c]);
-            atomicAdd(&edges[c], s_edges[c]);
-            atomicAdd(&nlines[c], s_lines[c]);
-        }
-    }
+    totals_flush(s, nchunks, counts, edges, nlines);
 }
 
 __global__ void totem_chunk_hotness(const i64* indptr, const i64* queue, i64 qlen, i64 first,
@@ -88,9 +98,8 @@ __global__ void totem_chunk_cache_load(const i64* indptr, const T* src, const i6
 __global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads, i64 n,
                                       const i64* starts, int nchunks, i64 width, i64 wwidth,
                                       u64* counts, u64* edges, u64* nlines) {
-    __shared__ u64 s_count[MAX_CHUNKS], s_edges[MAX_CHUNKS], s_lines[MAX_CHUNKS];
-    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) s_count[c] = s_edges[c] = s_lines[c] = 0;
-    __syncthreads();
+    __shared__ Totals s;
+    totals_zero(s, nchunks);
     const unsigned full = 0xffffffffu;
     for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += (i64)gridDim.x * blockDim.x) {
         i64 v = base + threadIdx.x;          // the whole warp stays in the loop (shuffles below)
@@ -118,19 +127,12 @@ __global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* re
             if ((threadIdx.x & 31) != 0) nv = 0;
         }
         if (nv) {
-            atomicAdd(&s_count[c], nv);
-            atomicAdd(&s_edges[c], ne);
-            atomicAdd(&s_lines[c], nl);
+            atomicAdd(&s.count[c], nv);
+            atomicAdd(&s.edges[c], ne);
+            atomicAdd(&s.lines[c], nl);
         }
     }
-    __syncthreads();
-    for (int c = threadIdx.x; c < nchunks; c += blockDim.x) {
-        if (s_count[c]) {
-            atomicAdd(&counts[c], s_count[c]);
-            atomicAdd(&edges[c], s_edges[c]);
-            atomicAdd(&nlines[c], s_lines[c]);
-        }
-    }
+    totals_flush(s, nchunks, counts, edges, nlines);
 }
 
 __global__ void totem_chunk_split(const i64* queue, i64 qlen, const i64* cid,
