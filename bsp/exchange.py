@@ -60,6 +60,8 @@ def _pack(part, mode, outbox, identity):
     n = int(outbox.count[0]) if mode.records else box.size
     if n == 0:
         return _NONE, _NONE.astype(box.dtype), 0, None
+    if mode.records and not _sparse_pays(n, box.size, box.dtype.itemsize):
+        return None, part.to_host(box), n, None     # the recorded count says: whole box
     if n * SORT_BELOW < box.size:
         touched = k.box_sort(outbox.touched[:n])
     else:       # many: a scan of the box finds them in order faster than a sort
@@ -88,25 +90,28 @@ class _HostInbox:
     """A host inbox kept at the identity between supersteps: after a sparse delivery only the
     positions that were written are reset."""
 
-    def __init__(self, size, dtype, identity, values=None):
-        """A new inbox, or with `values` one over part of another's (taken as written all over:
-        its delivery scans it)."""
+    def __init__(self, size, dtype, identity, values=None, alloc=np.empty):
+        """A new inbox (its memory from `alloc(size, dtype)`: pinned for a GPU partition's, so
+        that its delivery copies straight from it), or with `values` one over part of another's
+        (taken as written all over: its delivery scans it)."""
         if values is None:
-            values = np.empty(size, dtype=dtype)
+            values = alloc(size, dtype)
             _boxes.box_fill(values, identity)
         self.values = values
         self.dirty = False      # delivered whole: reset before the next use
         self.dense = False      # a peer sent its whole box this superstep
+        self.least = 0          # entries written at least (from the dense peers' counts)
         self.first = []         # positions written first this superstep, per sparse peer
 
 
-def _inbox(buffers, key, size, dtype, identity):
+def _inbox(buffers, key, size, dtype, identity, alloc=np.empty):
     buf = buffers.get(key)
     if buf is None or buf.values.size != size or buf.values.dtype != dtype:
-        buf = buffers[key] = _HostInbox(size, dtype, identity)
+        buf = buffers[key] = _HostInbox(size, dtype, identity, alloc=alloc)
     elif buf.dirty:
         _boxes.box_fill(buf.values, identity)
     buf.dirty = buf.dense = False
+    buf.least = 0
     buf.first = []
     return buf
 
@@ -118,7 +123,9 @@ def exchange_push(parts, host_views, mode, buffers):
     msg = mode.message
     combine = _boxes.COMBINE[msg.combine]
     identity = msg.dtype.type(msg.identity)
-    inboxes = [_inbox(buffers, (mode.name, v_pid), v.boundary_lvid.size, msg.dtype, identity)
+    local = {p.pid: p for p in parts}
+    inboxes = [_inbox(buffers, (mode.name, v_pid), v.boundary_lvid.size, msg.dtype, identity,
+                      local[v_pid].pinned if v_pid in local else np.empty)
                for v_pid, v in enumerate(host_views)]
     messages = 0
     sent = []
@@ -142,6 +149,8 @@ def exchange_push(parts, host_views, mode, buffers):
             if idx is None:
                 combine(inbox.values, pos, vals[a:b])
                 inbox.dense = True
+                # of the box's n touched slots, at least this many fall in [a, b)
+                inbox.least = max(inbox.least, n - (view.n_ghosts - (b - a)))
                 continue
             lo, hi = np.searchsorted(idx, (a, b))
             if lo == hi:
@@ -163,14 +172,18 @@ def exchange_push(parts, host_views, mode, buffers):
 
 def _deliver(part, view, inbox, identity, view_name):
     """Put a host inbox on the partition's device: only the written entries (with their local
-    ids) when few are written, else the whole inbox beside the boundary list."""
-    if inbox.dense:
+    ids) when few are written, else the whole inbox beside the boundary list (without a scan
+    when the dense peers' counts already say so)."""
+    size, itemsize = inbox.values.size, inbox.values.dtype.itemsize
+    if inbox.dense and not _sparse_pays(inbox.least, size, itemsize):
+        written = None
+    elif inbox.dense:
         written = _boxes.box_touched(inbox.values, identity)
     elif not inbox.first:
         return _EMPTY
     else:
         written = np.concatenate(inbox.first)
-    if _sparse_pays(written.size, inbox.values.size, inbox.values.dtype.itemsize):
+    if written is not None and _sparse_pays(written.size, size, itemsize):
         lvid = np.empty(written.size, dtype=np.int64)
         vals = np.empty(written.size, dtype=inbox.values.dtype)
         _boxes.box_gather(view.boundary_lvid, written, lvid)
@@ -194,7 +207,7 @@ def exchange_pull(parts, host_views, mode, values):
         if view.n_ghosts == 0:
             continue
         box = q.boxes[mode.name]
-        ghosts = box if q.device == "cpu" else np.empty(view.n_ghosts, dtype=box.dtype)
+        ghosts = box if q.device == "cpu" else q.pinned(view.n_ghosts, box.dtype)
         for p in range(len(parts)):
             a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
             if a < b:

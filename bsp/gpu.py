@@ -13,7 +13,18 @@ import ctypes
 import cupy
 import numpy as np
 
+from kernels_cpu.boxes import box_copy
+
 from .partition import Partition
+
+
+def _is_pinned(host):
+    """Whether `host` lies in page-locked memory (a copy from it needs no staging)."""
+    try:
+        attrs = cupy.cuda.runtime.pointerGetAttributes(host.ctypes.data)
+    except cupy.cuda.runtime.CUDARuntimeError:
+        return False
+    return attrs.type == 1     # cudaMemoryTypeHost
 
 
 def _pinned_empty(shape, dtype):
@@ -55,8 +66,10 @@ class GpuPartition(Partition):
         with self.context():
             if host.nbytes < (1 << 16):
                 return cupy.asarray(host)
-            staged = _pinned_empty(host.shape, host.dtype)
-            staged[...] = host
+            staged = host
+            if not _is_pinned(host):
+                staged = _pinned_empty(host.shape, host.dtype)
+                box_copy(host.reshape(-1), staged.reshape(-1))
             out = cupy.empty(host.shape, dtype=host.dtype)
             out.set(staged, stream=self.stream)
             self.stream.synchronize()
