@@ -106,6 +106,12 @@ class Algorithm:
     def gather(self, part, step, mode):
         raise NotImplementedError(f"{self.name} has no pull mode")
 
+    def reads_ghosts(self, part, step, mode):
+        """Pull: whether this step's compute on `part` reads its ghosts' values; a partition that
+        will not is skipped by the exchange (within one process; across MPI ranks every ghost is
+        sent). Its box then keeps stale values, which compute must not read."""
+        return True
+
     def scatter(self, part, step, mode, inbox):
         raise NotImplementedError(f"{self.name} has no push mode")
 

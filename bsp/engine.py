@@ -130,7 +130,8 @@ class Engine:
                 self._place_box(p, mode)
         if mode.exchange == "pull":
             values = [self._call(algorithm.gather, p, step, mode) for p in parts]
-            messages = self._exchange_pull(host_views, mode, values)
+            readers = [self._call(algorithm.reads_ghosts, p, step, mode) for p in parts]
+            messages = self._exchange_pull(host_views, mode, values, readers)
             exchange_s = time.perf_counter() - t0
             compute_s = self._compute(algorithm, mode, step)
         else:
@@ -180,8 +181,8 @@ class Engine:
     def _exchange_push(self, host_views, mode):
         return exchange_push(self.parts, host_views, mode, self._inboxes)
 
-    def _exchange_pull(self, host_views, mode, values):
-        return exchange_pull(self.parts, host_views, mode, values)
+    def _exchange_pull(self, host_views, mode, values, readers):
+        return exchange_pull(self.parts, host_views, mode, values, readers)
 
     @staticmethod
     def _tally(votes):
@@ -196,7 +197,7 @@ class Engine:
     def _place_box(part, mode):
         """The mode's box: the tail of its state array, or an array of its own. A push box
         starts at the identity: the exchange resets what it sent, so only the first push step
-        after another mode (or run) fills it."""
+        of a run, or after a pull mode that writes a state array's tail, fills it."""
         n = part.views[mode.view].n_ghosts
         box = part.boxes.get(mode.name)
         if mode.state is not None:
@@ -205,7 +206,8 @@ class Engine:
             box = part.empty(n, mode.message.dtype)
         part.boxes[mode.name] = box
         if mode.exchange == "pull":
-            part.clean_box = None
+            if mode.state is not None:      # it writes a state array's tail: maybe a push box
+                part.clean_box = None
             return
         outbox = part.outboxes.get(mode.name)
         if outbox is None or outbox.touched.size != n:

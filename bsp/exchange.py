@@ -51,10 +51,11 @@ def _sparse_pays(n_touched, n_total, itemsize):
     return n_touched * (INDEX_BYTES + itemsize) < n_total * itemsize
 
 
-def _pack(part, mode, outbox, identity):
+def _pack(part, mode, outbox, identity, ordered=True):
     """The box on the host as (indices or None, values, messages, device indices or None):
     sparse when that is fewer bytes. Recording modes list their touched slots; for the others
-    the box is scanned."""
+    the box is scanned. The indices come sorted (split by owner with a binary search) unless
+    not `ordered` (a box whose ghosts all have one owner)."""
     k = part.kernels("boxes")
     box = outbox.values
     n = int(outbox.count[0]) if mode.records else box.size
@@ -63,7 +64,7 @@ def _pack(part, mode, outbox, identity):
     if mode.records and not _sparse_pays(n, box.size, box.dtype.itemsize):
         return None, part.to_host(box), n, None     # the recorded count says: whole box
     if n * SORT_BELOW < box.size:
-        touched = k.box_sort(outbox.touched[:n])
+        touched = k.box_sort(outbox.touched[:n]) if ordered else outbox.touched[:n]
     else:       # many: a scan of the box finds them in order faster than a sort
         touched = k.box_touched(box, identity)
         n = int(touched.size)
@@ -134,8 +135,9 @@ def exchange_push(parts, host_views, mode, buffers):
         if view.n_ghosts == 0:
             continue
         outbox = p.outboxes[mode.name]
+        owners = np.count_nonzero(np.diff(view.ghost_ptr))
         with p.context():
-            idx, vals, n, touched = _pack(p, mode, outbox, identity)
+            idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
         sent.append((p, outbox, n, touched))
         if n == 0:
             continue
@@ -152,7 +154,7 @@ def exchange_push(parts, host_views, mode, buffers):
                 # of the box's n touched slots, at least this many fall in [a, b)
                 inbox.least = max(inbox.least, n - (view.n_ghosts - (b - a)))
                 continue
-            lo, hi = np.searchsorted(idx, (a, b))
+            lo, hi = np.searchsorted(idx, (a, b)) if owners > 1 else (0, idx.size)
             if lo == hi:
                 continue
             at = np.empty(hi - lo, dtype=np.int64)
@@ -194,17 +196,19 @@ def _deliver(part, view, inbox, identity, view_name):
     return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox.values))
 
 
-def exchange_pull(parts, host_views, mode, values):
+def exchange_pull(parts, host_views, mode, values, readers=None):
     """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
-    (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits."""
+    (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits. `readers[i]`
+    False skips parts[i] as a reader (its compute will not read its ghosts)."""
+    readers = readers or [True] * len(parts)
     if mode.message.dtype == np.bool_:
-        return pull_bits_local(parts, host_views, mode, values)
+        return pull_bits_local(parts, host_views, mode, values, readers)
     host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
                  for p in parts]
     messages = 0
-    for q in parts:
+    for q, wanted in zip(parts, readers):
         view = host_views[q.pid]
-        if view.n_ghosts == 0:
+        if view.n_ghosts == 0 or not wanted:
             continue
         box = q.boxes[mode.name]
         ghosts = box if q.device == "cpu" else q.pinned(view.n_ghosts, box.dtype)
@@ -236,14 +240,14 @@ def unpack_bits(part, packed, ghosts):
     part.kernels("boxes").box_unpack_bits(part.to_device(packed), ghosts)
 
 
-def pull_bits_local(parts, host_views, mode, values):
+def pull_bits_local(parts, host_views, mode, values, readers=None):
     """exchange_pull for flags between the partitions of this process (`values[i]` is
     parts[i]'s): per (owner, reader) pair the packed bits of the reader's ghost slots from that
     owner. Returns the number of ghost slots the readers hold (the messages)."""
     messages = 0
-    for q in parts:
+    for q, wanted in zip(parts, readers or [True] * len(parts)):
         view = host_views[q.pid]
-        if view.n_ghosts == 0:
+        if view.n_ghosts == 0 or not wanted:
             continue
         box = q.boxes[mode.name]
         for i, p in enumerate(parts):

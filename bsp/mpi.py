@@ -597,7 +597,8 @@ class MpiEngine(Engine):
         self._sent += sent
         return messages
 
-    def _exchange_pull(self, host_views, mode, values):
+    def _exchange_pull(self, host_views, mode, values, readers):
+        """Every ghost travels (`readers` is not consulted: remote owners cannot see it)."""
         messages, sent = self._exchange(mode.view).pull(self.parts, host_views, mode, values,
                                                         self.waiter)
         self._sent += sent

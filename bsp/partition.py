@@ -118,6 +118,12 @@ class DeviceView:
         return self.stream.row_segments(reads)
 
     @functools.cached_property
+    def nonempty_rows(self):
+        """Rows with at least one entry (counted once, on the host)."""
+        ip = self.host.indptr
+        return int(np.count_nonzero(ip[1:] != ip[:-1]))
+
+    @functools.cached_property
     def peer_pos(self):
         """The LocalView's `peer_pos` on the device, copied once and kept: for each reader q,
         the positions in boundary_lvid of the ghosts q holds of this partition, in q's slot

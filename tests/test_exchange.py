@@ -17,16 +17,19 @@ from twins import twins  # noqa: F401 (fixture)
 
 
 class CountingEngine(Engine):
-    """An Engine that records, per pull exchange, the bytes copied to and from the devices."""
+    """An Engine that records, per pull exchange, the bytes copied to and from the devices and
+    the pids of the partitions that read their ghosts."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.pulls = []
+        self.readers = []
 
-    def _exchange_pull(self, host_views, mode, values):
+    def _exchange_pull(self, host_views, mode, values, readers):
         before = sum(p.h2d_bytes + p.d2h_bytes for p in self.parts)
-        messages = super()._exchange_pull(host_views, mode, values)
+        messages = super()._exchange_pull(host_views, mode, values, readers)
         self.pulls.append(sum(p.h2d_bytes + p.d2h_bytes for p in self.parts) - before)
+        self.readers.append({p.pid for p, r in zip(self.parts, readers) if r})
         return messages
 
 
@@ -52,7 +55,8 @@ def graph():
 def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
     """Every bottom-up step of a hybrid BFS on emulated GPUs copies, per (owner, reader) pair, the
     reader's ghosts / 8 bytes (rounded up) out of a GPU owner and into a GPU reader, nothing
-    else, and the levels are the reference's."""
+    else, and the levels are the reference's. A reader none of whose rows with in-edges is
+    unvisited reads no ghosts and gets none; the others do."""
     source = default_source(graph)
     plan = partition(graph, strategy, share, gpus, seed=1)
     assert plan.kinds.count("gpu") == gpus and "cpu" in plan.kinds
@@ -60,13 +64,23 @@ def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
     levels, records = engine.run(BFS(source))
     assert np.array_equal(levels, ref.bfs_levels(graph, source))
     assert len(engine.pulls) == sum(r["mode"] == "pull" for r in records) >= 2
+    for step, readers in enumerate(engine.readers):
+        depth = [r["step"] for r in records if r["mode"] == "pull"][step]
+        for q, v in enumerate(plan.views("in")):
+            rows = np.flatnonzero(np.diff(v.indptr) > 0)
+            waiting = np.count_nonzero(levels[plan.gvids[q][rows]] > depth)
+            waiting += np.count_nonzero(levels[plan.gvids[q][rows]] < 0)
+            assert (q in readers) == (waiting > 0)
     flags, bits = 0, 0
     for p, q, n in pairs(plan, "in"):
         crossings = (plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu")
         flags += n * crossings
         bits += (n + 7) // 8 * crossings
     assert flags > 1000          # enough ghosts for the count to mean something
-    assert engine.pulls == [bits] * len(engine.pulls)
+    assert engine.pulls[0] == bits      # the first bottom-up step: every reader waits
+    for moved, readers in zip(engine.pulls, engine.readers):
+        assert moved == sum((n + 7) // 8 * ((plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu"))
+                            for p, q, n in pairs(plan, "in") if q in readers)
     # one bit per ghost slot that crosses the bus, plus at most one byte of padding per crossing
     # (the int32 levels this exchange moved before were 32 bits per slot)
     assert flags / 8 <= bits <= flags / 8 + 2 * len(pairs(plan, "in"))

@@ -6,7 +6,9 @@ the bottom-up "pull" mode (unvisited vertices look for a parent among their in-n
 bottom-up step needs of a remote in-neighbour only whether it is in the frontier, so each owner
 publishes one flag per boundary vertex (level == the step's depth) and the flags travel packed to
 bits (bsp/exchange.py), as TOTEM's bitmaps do, into a bool box of one slot per ghost, separate from
-`level` (whose tail is the push mode's outbox). TOTEM fig. 11; Beamer et al., SC'12.
+`level` (whose tail is the push mode's outbox). A partition none of whose rows with in-edges is
+unvisited (under HIGH, the CPU's hubs after the first steps) neither gets the flags nor computes.
+TOTEM fig. 11; Beamer et al., SC'12.
 """
 
 import numpy as np
@@ -33,10 +35,15 @@ class BFS(Algorithm):
         s = part.state
         s.level = part.alloc(np.int32, UNVISITED, ("out", "in"))
         s.queue = Queue(part)
+        # unvisited rows with in-edges: a bottom-up step finds parents there only. Every vertex
+        # visited after the source has one, so each vote takes its new frontier off the count.
+        rows = part.views["in"]
+        s.unreached = rows.nonempty_rows
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.level[lv] = 0
             s.queue.start([lv])
+            s.unreached -= int(rows.host.indptr[lv + 1] > rows.host.indptr[lv])
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("bfs"), part.state, part.views[mode.view]
@@ -45,7 +52,7 @@ class BFS(Algorithm):
             for indptr, indices, _, queue, qlen in v.queue_segments(q.items, q.length):
                 k.bfs_push(indptr, indices, v.n_local, s.level, queue, qlen, step,
                            q.next, q.next_len, box.touched, box.count)
-        else:
+        elif s.unreached:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
             # one line per row (`box`: the ghosts' frontier flags; the kernel reads level over
             # the locals only)
@@ -59,6 +66,9 @@ class BFS(Algorithm):
         step have level == step, what bfs_pull's depth test reads)."""
         return part.state.level[part.views[mode.view].boundary_lvid] == step
 
+    def reads_ghosts(self, part, step, mode):
+        return part.state.unreached > 0
+
     def scatter(self, part, step, mode, inbox):
         s = part.state
         part.kernels("bfs").bfs_scatter(inbox.values, inbox.lvid, s.level, s.queue.next,
@@ -67,6 +77,7 @@ class BFS(Algorithm):
     def vote(self, part, step):
         q = part.state.queue
         q.swap()
+        part.state.unreached -= q.length
         edges = part.kernels("frontier").frontier_edges(part.out_degree, q.items, q.length)
         return Vote(q.length, int(edges))
 
