@@ -13,7 +13,7 @@ import ctypes
 import cupy
 import numpy as np
 
-from kernels_cpu.boxes import box_copy
+from kernels_cpu.chunks import chunk_copy
 
 from .partition import Partition
 
@@ -69,7 +69,7 @@ class GpuPartition(Partition):
             staged = host
             if not _is_pinned(host):
                 staged = _pinned_empty(host.shape, host.dtype)
-                box_copy(host.reshape(-1), staged.reshape(-1))
+                chunk_copy(host.reshape(-1), 0, host.size, staged.reshape(-1))
             out = cupy.empty(host.shape, dtype=host.dtype)
             out.set(staged, stream=self.stream)
             self.stream.synchronize()

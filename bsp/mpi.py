@@ -244,17 +244,8 @@ class ExchangePlan:
                     segs.append((i, pos, off))
                     off += pos.size
             self.pull_send[s], pull_send_n[s] = segs, off
-        self.pull_recv = {}            # r -> [(local index, ghost slots a:b, offset)]
-        pull_recv_n = np.zeros(size, np.int64)
-        for r in self.peers:
-            segs, off = [], 0
-            for p in range(first[r], first[r + 1]):
-                for i, q in enumerate(local):
-                    a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
-                    if a < b:
-                        segs.append((i, a, b, off))
-                        off += b - a
-            self.pull_recv[r], pull_recv_n[r] = segs, off
+        # r -> [(local index, ghost slots a:b, offset)]
+        self.pull_recv, pull_recv_n = self._ghost_runs(first, views, lambda n: n)
         # pull of flags: the same pairs, each its own run of (slots + 7) // 8 bytes
         self.bits_send = {}            # s -> [(local index, reader pid, byte offset)]
         bits_send_n = np.zeros(size, np.int64)
@@ -267,17 +258,8 @@ class ExchangePlan:
                         segs.append((i, q, off))
                         off += (n + 7) // 8
             self.bits_send[s], bits_send_n[s] = segs, off
-        self.bits_recv = {}            # r -> [(local index, ghost slots a:b, byte offset)]
-        bits_recv_n = np.zeros(size, np.int64)
-        for r in self.peers:
-            segs, off = [], 0
-            for p in range(first[r], first[r + 1]):
-                for i, q in enumerate(local):
-                    a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
-                    if a < b:
-                        segs.append((i, a, b, off))
-                        off += (b - a + 7) // 8
-            self.bits_recv[r], bits_recv_n[r] = segs, off
+        # r -> [(local index, ghost slots a:b, byte offset)]
+        self.bits_recv, bits_recv_n = self._ghost_runs(first, views, lambda n: (n + 7) // 8)
         # check the two sides agree (once, cheap), and pick the sparse index type
         expect = np.empty(size, np.int64)
         comm.Alltoall([push_send_n, MPI.INT64_T], [expect, MPI.INT64_T])
@@ -294,6 +276,22 @@ class ExchangePlan:
         self.pull_send_n, self.pull_recv_n = pull_send_n, pull_recv_n
         self.bits_send_n, self.bits_recv_n = bits_send_n, bits_recv_n
         self._buffers = {}
+
+    def _ghost_runs(self, first, views, length):
+        """Receive side of a pull: per peer rank r, [(local index, ghost slots a:b, offset)] for
+        the ghosts each local partition holds of r's partitions, in r's send order, each run
+        taking `length(b - a)` items of r's message; and the message lengths per rank."""
+        runs, total = {}, np.zeros(self.size, np.int64)
+        for r in self.peers:
+            segs, off = [], 0
+            for p in range(first[r], first[r + 1]):
+                for i, q in enumerate(self.local):
+                    a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
+                    if a < b:
+                        segs.append((i, a, b, off))
+                        off += length(b - a)
+            runs[r], total[r] = segs, off
+        return runs, total
 
     @staticmethod
     def _displ(counts):

@@ -79,13 +79,6 @@ def box_positions(pos, idx, offset, out):
         out[i] = pos[idx[i] - offset]
 
 
-@kernel("out")
-def box_copy(src, out):
-    """out[:] = src, in parallel (a staging copy of a box into pinned memory)."""
-    for i in prange(out.size):
-        out[i] = src[i]
-
-
 @kernel("arr")
 def box_fill(arr, value):
     for i in prange(arr.size):
