@@ -53,7 +53,9 @@ class Mode:
     `state` optionally names a state array allocated with `part.alloc` (n_local + ghost slots):
     its tail is then the box, so a kernel reads and writes local vertices and ghosts with one
     index and no branch (ghost slot s is element n_local + s, exactly what the view's indices
-    hold). Without it the engine allocates a separate box.
+    hold). Without it the engine allocates a separate box. A push mode's state array made by
+    `part.alloc` with the message identity as its fill is taken as a clean box after init, so
+    init must not write its ghost slots.
     `records` (push modes): compute lists the slots it writes in the Outbox (see above); without
     it the engine finds them by scanning the whole box.
     """

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .api import Outbox
-from .exchange import exchange_pull, exchange_push
+from .exchange import bitmap_bytes, exchange_pull, exchange_push
 from .partition import EdgeOptions, make_partition
 
 ALPHA = 15
@@ -70,6 +70,7 @@ class Engine:
             part.inboxes.clear()
             with part.context():
                 algorithm.init(part)
+            part.clean_box = self._clean_after_init(algorithm, part)
         modes = {m.name: m for m in algorithm.modes}
         records = []
         step = 0
@@ -129,8 +130,9 @@ class Engine:
             with p.context():
                 self._place_box(p, mode)
         if mode.exchange == "pull":
-            values = [self._call(algorithm.gather, p, step, mode) for p in parts]
             readers = [self._call(algorithm.reads_ghosts, p, step, mode) for p in parts]
+            values = [self._call(algorithm.gather, p, step, mode) if read else None
+                      for p, read in zip(parts, self._owners_read(host_views, readers))]
             messages = self._exchange_pull(host_views, mode, values, readers)
             exchange_s = time.perf_counter() - t0
             compute_s = self._compute(algorithm, mode, step)
@@ -178,6 +180,13 @@ class Engine:
     def _partition(self, pid, edges):
         return make_partition(self.plan, pid, self.device, edges)
 
+    def _owners_read(self, host_views, readers):
+        """Per partition, whether some reader will read its boundary values (a reader that holds
+        ghosts of it and whose `reads_ghosts` said yes); gather runs only for those."""
+        return [any(want and q != p and host_views[q].ghost_ptr[p + 1] > host_views[q].ghost_ptr[p]
+                    for q, want in zip(range(len(readers)), readers))
+                for p in range(len(readers))]
+
     def _exchange_push(self, host_views, mode):
         return exchange_push(self.parts, host_views, mode, self._inboxes)
 
@@ -194,6 +203,18 @@ class Engine:
         return algorithm.collect(self.parts, self.plan.graph.n_vertices)
 
     @staticmethod
+    def _clean_after_init(algorithm, part):
+        """The push mode whose box (a state array's tail) init left at the message identity:
+        the state was made by `part.alloc` with the identity as its fill (init writes no ghost
+        slot), so the first superstep need not fill it again."""
+        for m in algorithm.modes:
+            if m.exchange == "push" and m.state is not None:
+                arr = getattr(part.state, m.state, None)
+                if id(arr) in part.filled and part.filled[id(arr)] == m.message.identity:
+                    return m.name
+        return None
+
+    @staticmethod
     def _place_box(part, mode):
         """The mode's box: the tail of its state array, or an array of its own. A push box
         starts at the identity: the exchange resets what it sent, so only the first push step
@@ -202,6 +223,9 @@ class Engine:
         box = part.boxes.get(mode.name)
         if mode.state is not None:
             box = getattr(part.state, mode.state)[part.n_local:part.n_local + n]
+        elif mode.message.dtype == np.bool_:        # flags: a bitmap (bsp/exchange.py)
+            if box is None or box.size != bitmap_bytes(n):
+                box = part.empty(bitmap_bytes(n), np.uint8)
         elif box is None or box.dtype != mode.message.dtype or box.size != n:
             box = part.empty(n, mode.message.dtype)
         part.boxes[mode.name] = box
@@ -211,7 +235,7 @@ class Engine:
             return
         outbox = part.outboxes.get(mode.name)
         if outbox is None or outbox.touched.size != n:
-            outbox = Outbox(box, part.empty(n, np.int64), part.empty(1, np.int64))
+            outbox = Outbox(box, part.empty(n, np.int64), part.full(1, 0, np.int64))
         part.outboxes[mode.name] = outbox = outbox._replace(values=box)
         if part.clean_box != mode.name:
             k = part.kernels("boxes")

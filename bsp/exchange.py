@@ -10,11 +10,13 @@ costs O(k), not O(ghosts).
 Pull: each owner's boundary values are copied into the ghost slots of every reader. Values of a
 numeric message (PageRank's contributions, BC's backward sums) travel whole: the owner's boundary
 array goes to the host once and is gathered into each reader's slots there. Flags (a bool message,
-such as bottom-up BFS's "this vertex is in the frontier") travel as bits, as TOTEM's bitmaps do:
-for each reader the owner gathers the flags of the ghosts that reader holds, in the reader's slot
-order (the view's `peer_pos`, kept on the owner's device), and packs them 8 to a byte on its own
-device; only those bytes cross to the host, and (for a GPU reader) back to the reader's device,
-where they are unpacked into its ghost slots: n_ghosts / 8 bytes each way instead of the values.
+such as bottom-up BFS's "this vertex is in the frontier") travel and stay as bits, as TOTEM's
+bitmaps do: the reader's box is a bitmap, bit s for ghost slot s. For each reader the owner
+gathers the flags of the ghosts that reader holds, in the reader's slot order (the view's
+`peer_pos`, kept on the owner's device), and packs them 8 to a byte on its own device; only those
+bytes cross to the host, and (for a GPU reader) back to the reader's device, where they are put
+into the reader's bitmap at its slots of that owner: n_ghosts / 8 bytes each way, and the
+reader's kernel tests the bits (no flag array is rebuilt).
 
 Copies between a GPU (or emulated GPU) partition and the host go through `to_host`/`to_device`, so
 the bytes are counted where the real device transfers happen. The CPU partition's boxes are already
@@ -198,13 +200,15 @@ def _deliver(part, view, inbox, identity, view_name):
 
 def exchange_pull(parts, host_views, mode, values, readers=None):
     """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
-    (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits. `readers[i]`
-    False skips parts[i] as a reader (its compute will not read its ghosts)."""
+    (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits into the readers'
+    bitmaps. `readers[i]` False skips parts[i] as a reader (its compute will not read its
+    ghosts); an owner none of whose readers reads may have None as its values."""
     readers = readers or [True] * len(parts)
     if mode.message.dtype == np.bool_:
         return pull_bits_local(parts, host_views, mode, values, readers)
-    host_vals = [p.to_host(values[p.pid]) if host_views[p.pid].boundary_lvid.size else None
-                 for p in parts]
+    host_vals = [p.to_host(values[i])
+                 if values[i] is not None and host_views[p.pid].boundary_lvid.size else None
+                 for i, p in enumerate(parts)]
     messages = 0
     for q, wanted in zip(parts, readers):
         view = host_views[q.pid]
@@ -228,16 +232,20 @@ def pack_bits(part, view_name, flags, reader):
     partition's device) of the ghosts partition `reader` holds of this one, in its slot order,
     packed 8 to a byte on the device; returns the bytes on the host (counted)."""
     pos = part.views[view_name].peer_pos[reader]
-    packed = part.xp.empty((pos.size + 7) // 8, dtype=np.uint8)
+    packed = part.xp.empty(bitmap_bytes(pos.size), dtype=np.uint8)
     part.kernels("boxes").box_pack_bits(flags, pos, packed)
     return part.to_host(packed)
 
 
-def unpack_bits(part, packed, ghosts):
-    """Reader side: `packed` (host bytes from pack_bits) into the bool ghost slots `ghosts` (a
-    slice of the partition's box, on its device); a device partition gets the bytes, not the
-    flags."""
-    part.kernels("boxes").box_unpack_bits(part.to_device(packed), ghosts)
+def put_bits(part, packed, bits, a, b):
+    """Reader side: `packed` (host bytes from pack_bits) into bits a..b-1 of the reader's bitmap
+    `bits` (its box, on its device); a device partition gets the bytes, not flags."""
+    part.kernels("boxes").box_put_bits(part.to_device(packed), bits, a, b)
+
+
+def bitmap_bytes(n):
+    """Bytes of a pull box of `n` flags (one bit each)."""
+    return (n + 7) // 8
 
 
 def pull_bits_local(parts, host_views, mode, values, readers=None):
@@ -257,6 +265,6 @@ def pull_bits_local(parts, host_views, mode, values, readers=None):
             with p.context():
                 packed = pack_bits(p, mode.view, values[i], q.pid)
             with q.context():
-                unpack_bits(q, packed, box[a:b])
+                put_bits(q, packed, box, a, b)
         messages += view.n_ghosts
     return messages

@@ -22,7 +22,7 @@ Plan once, execute many (as mpi4py-fft does):
 * Pull (owner -> ghost): owners gather their boundary values for each peer rank's readers, dense;
   one `Ialltoallv`; the readers copy them into their ghost slots. Flags (a bool message) travel as
   bits, as in bsp/exchange.py: one byte-aligned run of packed bits per (owner, reader) pair, packed
-  on the owner's device and unpacked by the reader, both sides walking the pairs in the same
+  on the owner's device and put into the reader's bitmap, both sides walking the pairs in the same
   order (owner pid, then reader pid).
 * Vote: `Iallreduce` of (active vertices, frontier edges) with SUM and of the advance key with
   MIN, so every rank sees the global totals and takes the same decisions (direction switches,
@@ -47,8 +47,8 @@ from partitioners.plan import LocalView
 from partitioners.ranks import RankPlan, rank_meta
 
 from .engine import Engine
-from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, pack_bits,
-                       pull_bits_local, unpack_bits)
+from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes, pack_bits,
+                       pull_bits_local, put_bits)
 from .partition import EdgeOptions, make_partition
 
 CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
@@ -256,10 +256,10 @@ class ExchangePlan:
                     n = views[p].peer_pos[q].size
                     if n:
                         segs.append((i, q, off))
-                        off += (n + 7) // 8
+                        off += bitmap_bytes(n)
             self.bits_send[s], bits_send_n[s] = segs, off
         # r -> [(local index, ghost slots a:b, byte offset)]
-        self.bits_recv, bits_recv_n = self._ghost_runs(first, views, lambda n: (n + 7) // 8)
+        self.bits_recv, bits_recv_n = self._ghost_runs(first, views, bitmap_bytes)
         # check the two sides agree (once, cheap), and pick the sparse index type
         expect = np.empty(size, np.int64)
         comm.Alltoall([push_send_n, MPI.INT64_T], [expect, MPI.INT64_T])
@@ -493,7 +493,7 @@ class ExchangePlan:
     def pull_bits(self, parts, host_views, mode, values, waiter):
         """`pull` for flags: each (owner, reader) pair's flags packed to bits on the owner's
         device (bsp.exchange.pack_bits); remote pairs in one `Ialltoallv` of bytes, local ones
-        unpacked while it travels."""
+        put into the readers' bitmaps while it travels."""
         scount, rcount = self.bits_send_n, self.bits_recv_n
         sdispl, rdispl = self._displ(scount), self._displ(rcount)
         sbuf = self._buffer("bits_s", scount.sum(), np.uint8)
@@ -514,7 +514,7 @@ class ExchangePlan:
                 q = parts[i]
                 k = rdispl[r] + off
                 with q.context():
-                    unpack_bits(q, rbuf[k:k + (b - a + 7) // 8], q.boxes[mode.name][a:b])
+                    put_bits(q, rbuf[k:k + bitmap_bytes(b - a)], q.boxes[mode.name], a, b)
         return messages, int(scount.sum() - scount[self.me])
 
 
@@ -594,6 +594,9 @@ class MpiEngine(Engine):
                                                         self._inboxes, self.waiter)
         self._sent += sent
         return messages
+
+    def _owners_read(self, host_views, readers):
+        return [True] * len(self.parts)     # remote readers may read any owner's values
 
     def _exchange_pull(self, host_views, mode, values, readers):
         """Every ghost travels (`readers` is not consulted: remote owners cannot see it)."""

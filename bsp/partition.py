@@ -161,6 +161,7 @@ class Partition:
         self.d2h_bytes = 0
         self.graph_bytes = 0
         self._free, self._lent = {}, []   # state arrays kept from run to run
+        self.filled = {}                  # id of each array `alloc` made this run -> its fill
 
     def view(self, name, weights=False):
         if name not in self.views:
@@ -178,7 +179,9 @@ class Partition:
         """A state array for the local vertices plus room for the ghost slots of `views` (the
         largest of them), so that it can carry a Mode's box in its tail."""
         ghosts = max((self.plan.views(v)[self.pid].n_ghosts for v in views), default=0)
-        return self.full(self.n_local + ghosts, fill, dtype)
+        arr = self.full(self.n_local + ghosts, fill, dtype)
+        self.filled[id(arr)] = fill
+        return arr
 
     def empty(self, n, dtype):
         """An uninitialised array, reused from the previous run when one of the same size and
@@ -202,7 +205,7 @@ class Partition:
 
     def recycle(self):
         """Make the arrays of the last run available to the next; arrays it did not use go."""
-        self._free = {}
+        self._free, self.filled = {}, {}
         for key, arr in self._lent:
             self._free.setdefault(key, []).append(arr)
         self._lent = []

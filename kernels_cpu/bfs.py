@@ -4,13 +4,13 @@ optimisation; TOTEM fig. 11 for the top-down form).
 State: `level` (int32, UNVISITED = INT32_MAX), n_local entries followed by the ghost slots. In push
 steps the tail is the outbox (reset to UNVISITED, the message identity, each step), so `level[t]`
 serves local and remote targets alike. Bottom-up steps read no remote level: they get `level` over
-the locals only and `ghosts`, one bool per ghost slot saying whether that remote vertex is in the
-frontier (the flags the pull exchange moves as bits), so target t is a frontier vertex iff
-level[t] == depth (t < level.size) or ghosts[t - level.size].
+the locals only and `ghosts`, a bitmap with bit s set when the remote vertex of ghost slot s is in
+the frontier (the pull exchange's box, bit s & 7 of byte s >> 3), so target t is a frontier vertex
+iff level[t] == depth (t < level.size) or bit t - level.size of ghosts.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
 appends it to the next queue (local) or to the outbox's touched list (ghost), through a block-local buffer flushed with one atomic
 reservation per APPEND items. Bottom-up rows are written only by their own iteration, and
-bottom-up reads the frontier from a bitmap built in the same call (one word per iteration).
+bottom-up reads the local frontier from a bitmap built in the same call (one word per iteration).
 Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
 (top-down), or blocks of rows with equal edges (bottom-up, row_blocks), spread over the threads
 since visited rows cost nothing. Bottom-up walks rows [first, n_local) only (a chunk of rows: it
@@ -60,22 +60,17 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
 @kernel("n_local", rows="indptr", first="first")
 def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_len, first=0):
     """Rows first..n_local-1 (a chunk's rows when n_local is the chunk's end) of a partition
-    whose level.size local vertices are followed by ghosts.size ghost slots."""
-    # the frontier as a bitmap (GAP's bottom-up): n/8 bytes stay in cache where the level array
-    # (4n bytes) would be read at random, one cache miss per edge checked; built over every
-    # target (any row may have a parent anywhere), the locals from `level` and the ghosts from
-    # their flags, once per call
+    whose level.size local vertices are followed by ghost slots, slot s in the frontier when bit
+    s of the bitmap `ghosts` is set (bit s & 7 of byte s >> 3)."""
+    # the local frontier as a bitmap (GAP's bottom-up): n/8 bytes stay in cache where the level
+    # array (4n bytes) would be read at random, one cache miss per edge checked; the ghosts'
+    # bits arrive as such from the exchange
     n_level = level.size
-    n = n_level + ghosts.size
-    bits = np.empty((n + 63) >> 6, dtype=np.int64)
+    bits = np.empty((n_level + 63) >> 6, dtype=np.int64)
     for w in prange(bits.size):
         word = 0
-        for i in range(w << 6, min(n, (w + 1) << 6)):
-            if i < n_level:
-                hit = level[i] == depth
-            else:
-                hit = ghosts[i - n_level]
-            if hit:
+        for i in range(w << 6, min(n_level, (w + 1) << 6)):
+            if level[i] == depth:
                 word |= 1 << (i & 63)
         bits[w] = word
     blocks = row_blocks(indptr, n_local, BLOCKS, first)
@@ -90,7 +85,12 @@ def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_le
                 continue
             for e in range(indptr[v], indptr[v + 1]):
                 t = indices[e]
-                if (bits[t >> 6] >> (t & 63)) & 1:
+                if t < n_level:
+                    hit = (bits[t >> 6] >> (t & 63)) & 1
+                else:
+                    s = t - n_level
+                    hit = (ghosts[s >> 3] >> (s & 7)) & 1
+                if hit:
                     level[v] = depth + 1
                     count = append(buf, count, v, next_queue, next_len)
                     break

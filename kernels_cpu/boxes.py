@@ -1,5 +1,5 @@
 """Box kernels used by the exchange on host arrays: combine a peer's box into an inbox, find the
-touched entries, gather, fill, pack and unpack flags to and from bits. All parallel: boxes hold one
+touched entries, gather, fill, pack flags to bits and put them into a reader's bitmap. All parallel: boxes hold one
 entry per remote vertex, millions on large graphs, so none of these may be a single-threaded NumPy
 pass (np.packbits / np.unpackbits are).
 
@@ -52,24 +52,40 @@ def box_gather(src, pos, out):
 
 @kernel("out")
 def box_pack_bits(flags, pos, out):
-    """out = the flags at `pos`, packed 8 to a byte, first flag in the most significant bit
-    (np.packbits' default "big" order, which cupy.packbits also uses); the last byte's unused bits
-    are 0. `out` holds (pos.size + 7) // 8 bytes. Each iteration writes its own byte."""
+    """out = the flags at `pos`, packed 8 to a byte, flag i in bit i & 7 of byte i >> 3 (the
+    "little" bit order of np.packbits, the order the kernels test ghost bits in); the last byte's
+    unused bits are 0. `out` holds (pos.size + 7) // 8 bytes. Each iteration writes its own byte."""
     n = pos.size
     for j in prange(out.size):
         byte = 0
         for k in range(8):
             i = (j << 3) + k
             if i < n and flags[pos[i]]:
-                byte |= 0x80 >> k
+                byte |= 1 << k
         out[j] = byte
 
 
-@kernel("out")
-def box_unpack_bits(packed, out):
-    """out[i] = bit i of `packed` (box_pack_bits' order), for i < out.size."""
-    for i in prange(out.size):
-        out[i] = (packed[i >> 3] >> (7 - (i & 7))) & 1
+@kernel("packed")
+def box_put_bits(packed, bits, a, b):
+    """Bits a..b-1 of the bitmap `bits` (uint8, box_pack_bits' order) = bits 0..b-a-1 of
+    `packed`; the other bits of the bytes it touches keep their values (they belong to other
+    owners' ranges). Each iteration writes its own byte of `bits`."""
+    first = a >> 3
+    nbytes = ((b + 7) >> 3) - first if b > a else 0
+    for k in prange(nbytes):
+        j = first + k
+        i0 = (j << 3) - a           # bit of `packed` that lands on bit 0 of byte j
+        if i0 >= 0:
+            q, r = i0 >> 3, i0 & 7
+            w = packed[q] >> r
+            if r and q + 1 < packed.size:
+                w |= packed[q + 1] << (8 - r)
+        else:
+            w = packed[0] << -i0
+        lo = max(a - (j << 3), 0)
+        hi = min(b - (j << 3), 8)
+        mask = ((1 << hi) - 1) ^ ((1 << lo) - 1)
+        bits[j] = (bits[j] & ~mask) | (w & mask)
 
 
 @kernel("idx")

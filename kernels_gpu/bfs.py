@@ -6,7 +6,7 @@ over as many threads as it has edges); atomicMin claims a vertex and only the cl
 bfs_pull: one thread per local vertex of rows [first, n_local) (thread i takes vertex first + i);
 the loop stops at the first parent found, so warps that find parents early retire early. A
 target below n_level (level's size, the local vertex count) is in the frontier when its level is
-the depth, a ghost slot when its flag in `ghosts` (bool, one per slot) is set.
+the depth, ghost slot s when bit s of the bitmap `ghosts` is set (bit s & 7 of byte s >> 3).
 bfs_scatter: one thread per inbox entry.
 """
 
@@ -29,13 +29,15 @@ __global__ void totem_bfs_push(const i64* indptr, const I* indices, i64 n_local,
 
 template <typename I>
 __global__ void totem_bfs_pull(const i64* indptr, const I* indices, i64 n_local, int* level,
-                               const bool* ghosts, i64 n_level, int depth, i64* next_queue,
+                               const unsigned char* ghosts, i64 n_level, int depth,
+                               i64* next_queue,
                                i64* next_len, i64 first) {
     i64 v = first + global_thread();
     if (v >= n_local || level[v] != UNVISITED) return;
     for (i64 e = indptr[v]; e < indptr[v + 1]; e++) {
         i64 t = indices[e];
-        if (t < n_level ? level[t] == depth : ghosts[t - n_level]) {
+        if (t < n_level ? level[t] == depth
+                        : (ghosts[(t - n_level) >> 3] >> ((t - n_level) & 7)) & 1) {
             level[v] = depth + 1;
             next_queue[atomicAdd((u64*)next_len, 1ULL)] = v;
             return;

@@ -1,7 +1,7 @@
 """What the pull exchange moves: flags (a bool message, bottom-up BFS's "this ghost is in the
 frontier") travel packed 8 to a byte between a device partition and the host, other values
-(PageRank's float contributions) travel whole; and the pack / unpack kernels, CPU and CUDA twins,
-against NumPy's packbits. Byte counts are the partitions' own counters (`h2d_bytes`,
+(PageRank's float contributions) travel whole; and the kernels that pack flags and put them into a
+reader's bitmap, CPU and CUDA twins, against NumPy's packbits. Byte counts are the partitions' own counters (`h2d_bytes`,
 `d2h_bytes`), which count every copy to and from an emulated GPU partition."""
 
 import numpy as np
@@ -100,17 +100,21 @@ def test_pagerank_pull_still_moves_values(graph):
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 63, 64, 65, 1000, 100_003])
-def test_pack_unpack_bits(twins, n):
-    """box_pack_bits gathers flags by position and packs them as np.packbits does (first flag in
-    the high bit, zero padding); box_unpack_bits restores them into a slice of a bool box."""
-    rng = np.random.default_rng(n)
+@pytest.mark.parametrize("a", [0, 3, 8, 13])
+def test_pack_put_bits(twins, n, a):
+    """box_pack_bits gathers flags by position and packs them as np.packbits(bitorder="little")
+    does (flag i in bit i & 7 of byte i >> 3, zero padding); box_put_bits writes them at bits
+    a..a+n-1 of a reader's bitmap, at any bit offset, and leaves every other bit as it was."""
+    rng = np.random.default_rng(n + a)
     flags = rng.random(n + 40) < 0.3
     pos = rng.permutation(n + 40)[:n].astype(np.int64)
     packed = twins.put(np.zeros((n + 7) // 8, np.uint8))
     twins.boxes.box_pack_bits(twins.put(flags), twins.put(pos), packed)
-    assert np.array_equal(twins.get(packed), np.packbits(flags[pos]))
-    box = twins.put(np.ones(n + 10, bool))
-    twins.boxes.box_unpack_bits(packed, box[5:5 + n])
-    got = twins.get(box)
-    assert np.array_equal(got[5:5 + n], flags[pos])
-    assert got[:5].all() and got[5 + n:].all()     # nothing outside the slice is written
+    assert np.array_equal(twins.get(packed), np.packbits(flags[pos], bitorder="little"))
+    for fill in (0x00, 0xFF):
+        size = a + n + 11
+        bits = twins.put(np.full((size + 7) // 8, fill, np.uint8))
+        twins.boxes.box_put_bits(packed, bits, a, a + n)
+        got = np.unpackbits(twins.get(bits), bitorder="little")[:size].astype(bool)
+        assert np.array_equal(got[a:a + n], flags[pos])
+        assert (got[:a] == bool(fill)).all() and (got[a + n:] == bool(fill)).all()

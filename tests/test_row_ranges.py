@@ -70,9 +70,9 @@ def test_bfs_pull_ranges(twins, n_local, n_ghosts, seed, hub):
     start[n - 1] = depth
     poison = n - 1
 
-    # the kernel gets the locals' levels and the ghosts' frontier flags (what the pull exchange
-    # delivers): the poison ghost's flag is set, and no ghost's level is ever read
-    ghosts = twins.put(start[n_local:] == depth)
+    # the kernel gets the locals' levels and the ghosts' frontier bits (the bitmap the pull
+    # exchange delivers): the poison ghost's bit is set, and no ghost's level is ever read
+    ghosts = twins.put(np.packbits(start[n_local:] == depth, bitorder="little"))
 
     def run(bounds, check):
         level = twins.put(start[:n_local])
@@ -108,8 +108,7 @@ def test_bfs_pull_default_first(twins):
     indptr, indices = graph(60, 5, 9)
     level = np.full(60, UNVISITED, np.int32)
     level[[0, 20]] = 0
-    ghosts = np.zeros(5, bool)
-    ghosts[3] = True                    # ghost slot 3, target 63
+    ghosts = np.packbits(np.arange(5) == 3, bitorder="little")   # ghost slot 3, target 63
     out = []
     for extra in ((), (0,)):
         lv, queue = twins.put(level), twins.put(np.zeros(60, np.int64))

@@ -92,10 +92,9 @@ class BC(Algorithm):
     def vote(self, part, step):
         if self.phase is FORWARD:
             q = part.state.queue
-            q.swap()
+            edges = q.swap()
             self._keep_level(part.state)
-            edges = part.kernels("frontier").frontier_edges(part.out_degree, q.items, q.length)
-            return Vote(q.length, int(edges))
+            return Vote(q.length, edges)
         return Vote(0)
 
     @staticmethod

@@ -76,10 +76,9 @@ class BFS(Algorithm):
 
     def vote(self, part, step):
         q = part.state.queue
-        q.swap()
+        edges = q.swap()
         part.state.unreached -= q.length
-        edges = part.kernels("frontier").frontier_edges(part.out_degree, q.items, q.length)
-        return Vote(q.length, int(edges))
+        return Vote(q.length, edges)
 
     def collect(self, parts, n_vertices):
         return collect(parts, n_vertices, "level", np.int64, -1,

@@ -15,20 +15,26 @@ class Queue:
     through an atomic counter; `swap` makes the next queue current."""
 
     def __init__(self, part):
-        self.xp = part.xp
+        self.part = part
         self.items = part.empty(part.n_local, np.int64)
         self.next = part.empty(part.n_local, np.int64)
         self.next_len = part.full(1, 0, np.int64)
+        self.counts = part.empty(2, np.int64)
         self.length = 0
 
     def start(self, lvids):
-        self.items[:len(lvids)] = self.xp.asarray(lvids, dtype=np.int64)
+        self.items[:len(lvids)] = self.part.xp.asarray(lvids, dtype=np.int64)
         self.length = len(lvids)
 
     def swap(self):
+        """Make the next queue current and empty the next one; returns the new queue's edges
+        (the sum of its out-degrees), counted with its length in one kernel."""
+        part = self.part
+        part.kernels("frontier").frontier_count(part.out_degree, self.next, self.next_len,
+                                                self.counts)
         self.items, self.next = self.next, self.items
-        self.length = int(self.next_len[0])
-        self.next_len[0] = 0
+        self.length, edges = (int(c) for c in part.to_host(self.counts, count=False))
+        return edges
 
 
 def collect(parts, n_vertices, name, dtype, fill, convert=None):

@@ -1,8 +1,9 @@
 """Single-source shortest paths: distances from one source (+inf unreachable).
 
 Push relaxation of a frontier in delta-stepping buckets: a step relaxes the pending vertices with
-distance below the bucket's bound; when no partition has any, the bound moves to the bucket of the
-smallest pending distance (the engine's `advance`). delta=inf is plain frontier Bellman-Ford.
+distance below the bucket's bound (the near list); when no partition has any, the bound moves to
+the bucket of the smallest pending distance (the engine's `advance`) and each partition moves that
+bucket's vertices off its far list (kernels_cpu/sssp.py). delta=inf is plain frontier Bellman-Ford.
 Messages are tentative distances, min-combined.
 """
 
@@ -11,6 +12,8 @@ import math
 import numpy as np
 
 from bsp import Algorithm, Message, Mode, Vote
+
+from kernels_cpu.sssp import NEAR
 
 from .common import collect, owned_lvid
 
@@ -51,36 +54,50 @@ class SSSP(Algorithm):
         s.dist = part.alloc(np.float64, np.inf, ("out",))
         s.pending = part.full(n, 0, np.int32)
         s.queue = part.empty(n, np.int64)
-        s.work = part.empty(n, np.int64)
-        s.work_len = part.full(1, 0, np.int64)
+        s.near = part.empty(n, np.int64)
+        s.near_len = part.full(1, 0, np.int64)
+        # a vertex enters the far list once at most (once near, its distance stays below every
+        # later bound), so n entries are room enough, stale ones included
+        s.far = part.empty(n, np.int64)
+        s.far_len = part.full(1, 0, np.int64)
         s.keep = part.empty(n, np.int64)
         s.keep_len = part.full(1, 0, np.int64)
-        s.queue_len = part.full(1, 0, np.int64)
+        s.far_min = part.full(1, np.inf, np.float64)
+        s.split_bound = self.bound
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.dist[lv] = 0.0
-            s.pending[lv] = 1
-            s.work[0], s.work_len[0] = lv, 1
+            s.pending[lv] = NEAR
+            s.near[0], s.near_len[0] = lv, 1
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("sssp"), part.state, part.views["out"]
-        k.sssp_split(s.dist, s.pending, s.work, s.work_len, self.bound, s.queue, s.queue_len,
-                     s.keep, s.keep_len)
-        qlen = int(s.queue_len[0])
-        s.work, s.keep, s.work_len, s.keep_len = s.keep, s.work, s.keep_len, s.work_len
+        if s.split_bound != self.bound:     # a new bucket: its vertices come off the far list
+            k.sssp_split(s.dist, s.pending, s.far, s.far_len, self.bound, s.near, s.near_len,
+                         s.keep, s.keep_len, s.far_min)
+            s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
+            s.split_bound = self.bound
+        qlen = int(k.sssp_take(s.pending, s.near, s.near_len))
+        s.queue, s.near = s.near, s.queue
         for indptr, indices, weights, queue, length in v.queue_segments(s.queue, qlen):
             k.sssp_relax(indptr, indices, weights, v.n_local, s.dist, queue, length, s.pending,
-                         s.work, s.work_len, box.touched, box.count)
+                         self.bound, s.near, s.near_len, s.far, s.far_len, s.far_min,
+                         box.touched, box.count)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("sssp").sssp_scatter(inbox.values, inbox.lvid, s.dist, s.pending, s.work,
-                                          s.work_len)
+        part.kernels("sssp").sssp_scatter(inbox.values, inbox.lvid, s.dist, s.pending,
+                                          self.bound, s.near, s.near_len, s.far, s.far_len,
+                                          s.far_min)
 
     def vote(self, part, step):
+        """Active: the near list (the next step's queue); the key, once it is empty: far_min,
+        the smallest far distance or below it (then the next bucket may be empty, and its split
+        gives the exact value)."""
         s = part.state
-        active, smallest = part.kernels("sssp").sssp_vote(s.dist, s.work, s.work_len, self.bound)
-        return Vote(int(active), 0, float(smallest))
+        active = int(part.to_host(s.near_len, count=False)[0])
+        key = float(part.to_host(s.far_min, count=False)[0]) if active == 0 else np.inf
+        return Vote(active, 0, key)
 
     def advance(self, key):
         if not math.isfinite(key):
