@@ -6,7 +6,7 @@ near-far piles): the near list (dist < the bucket's bound: the next step's queue
 (the later buckets), with a `pending` flag per vertex saying which list holds it. A step relaxes
 the near list only; the far list is split once per bucket (`sssp_split`), not rescanned every
 step, and `far_min` (a lower bound of the far distances, kept by the writers) gives the next
-bucket without a scan. Nothing scans all vertices.
+bucket without a scan (each block of a kernel lowers it once). Nothing scans all vertices.
 Races: distances drop through atomic_min (LLVM atomicrmw fmin); the writer that lowers a local
 vertex claims its list with atomic_max on its flag (0 -> FAR, or anything -> NEAR), and only the
 claimer appends it (a block-local buffer flushed with one atomic reservation per APPEND items), so
@@ -70,16 +70,14 @@ def sssp_take(pending, near, near_len):
 
 
 @njit(inline="always")
-def _listed(pending, v, d, bound, near, near_len, far, far_len, far_min):
-    """Vertex v's distance dropped to d: put it on the near list (d < bound) unless it is there,
-    or on the far list unless it is on either (far_min lowered to d); returns 1 if appended to
-    the near list, 2 if to the far one, 0 if neither (the caller appends through its buffer)."""
+def _listed(pending, v, d, bound):
+    """Vertex v's distance dropped to d: it goes on the near list (d < bound) unless it is there,
+    or on the far list unless it is on either; returns 1 to append it to the near list, 2 to the
+    far one, 0 for neither (the caller appends, and lowers far_min for d >= bound)."""
     if d < bound:
         if pending[v] != NEAR and atomic_max(pending, v, NEAR) != NEAR:
             return 1
         return 0
-    if d < far_min[0]:
-        atomic_min(far_min, 0, d)
     if pending[v] == 0 and atomic_max(pending, v, FAR) == 0:
         return 2
     return 0
@@ -96,6 +94,7 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, bo
         count = 0
         n_later = 0
         n_sent = 0
+        smallest = np.inf       # of the far distances this block wrote (one atomic per block)
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
             v = queue[i]
@@ -111,28 +110,35 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, bo
                         if t >= n_local:
                             if old == np.inf:       # the ghost slot's first message
                                 n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
-                        else:
-                            to = _listed(pending, t, nd, bound, near, near_len, far, far_len,
-                                         far_min)
-                            if to == 1:
-                                count = append(buf, count, t, near, near_len)
-                            elif to == 2:
-                                n_later = append(later, n_later, t, far, far_len)
+                            continue
+                        if nd >= bound:
+                            smallest = min(smallest, nd)
+                        to = _listed(pending, t, nd, bound)
+                        if to == 1:
+                            count = append(buf, count, t, near, near_len)
+                        elif to == 2:
+                            n_later = append(later, n_later, t, far, far_len)
             lo = stop
             i += 1
         flush(buf, count, near, near_len)
         flush(later, n_later, far, far_len)
         flush(sent, n_sent, touched, touched_len)
+        if smallest < far_min[0]:
+            atomic_min(far_min, 0, smallest)
 
 
 @kernel("inbox")
 def sssp_scatter(inbox, lvids, dist, pending, bound, near, near_len, far, far_len, far_min):
+    smallest = np.inf
     for i in prange(inbox.size):
         m = inbox[i]
         v = lvids[i]
         if m < dist[v] and m < atomic_min(dist, v, m):
-            to = _listed(pending, v, m, bound, near, near_len, far, far_len, far_min)
+            if m >= bound:
+                smallest = min(smallest, m)
+            to = _listed(pending, v, m, bound)
             if to == 1:
                 near[atomic_add(near_len, 0, 1)] = v
             elif to == 2:
                 far[atomic_add(far_len, 0, 1)] = v
+    far_min[0] = min(far_min[0], smallest)
