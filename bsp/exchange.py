@@ -188,8 +188,8 @@ def _deliver(part, view, inbox, identity, view_name):
     else:
         written = np.concatenate(inbox.first)
     if written is not None and _sparse_pays(written.size, size, itemsize):
-        lvid = np.empty(written.size, dtype=np.int64)
-        vals = np.empty(written.size, dtype=inbox.values.dtype)
+        lvid = part.pinned(written.size, np.int64)     # pinned: copied without staging
+        vals = part.pinned(written.size, inbox.values.dtype)
         _boxes.box_gather(view.boundary_lvid, written, lvid)
         _boxes.box_gather(inbox.values, written, vals)
         _boxes.box_set(inbox.values, written, identity)

@@ -97,6 +97,14 @@ def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_le
         flush(buf, count, next_queue, next_len)
 
 
+@kernel("lvids")
+def bfs_flags(level, lvids, depth, out):
+    """out[i] = whether vertex lvids[i] is in the frontier (level == depth): what a bottom-up
+    step's owners publish for their boundary vertices."""
+    for i in prange(lvids.size):
+        out[i] = level[lvids[i]] == depth
+
+
 @kernel("inbox")
 def bfs_scatter(inbox, lvids, level, next_queue, next_len):
     for i in prange(inbox.size):

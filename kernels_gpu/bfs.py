@@ -7,7 +7,7 @@ bfs_pull: one thread per local vertex of rows [first, n_local) (thread i takes v
 the loop stops at the first parent found, so warps that find parents early retire early. A
 target below n_level (level's size, the local vertex count) is in the frontier when its level is
 the depth, ghost slot s when bit s of the bitmap `ghosts` is set (bit s & 7 of byte s >> 3).
-bfs_scatter: one thread per inbox entry.
+bfs_flags, bfs_scatter: one thread per boundary vertex, per inbox entry.
 """
 
 from ._cuda import function, i64, launch
@@ -45,6 +45,12 @@ __global__ void totem_bfs_pull(const i64* indptr, const I* indices, i64 n_local,
     }
 }
 
+__global__ void totem_bfs_flags(const int* level, const i64* lvids, i64 n, int depth,
+                                bool* out) {
+    i64 i = global_thread();
+    if (i < n) out[i] = level[lvids[i]] == depth;
+}
+
 __global__ void totem_bfs_scatter(const int* inbox, const i64* lvids, i64 n, int* level,
                                   i64* next_queue, i64* next_len) {
     i64 i = global_thread();
@@ -68,6 +74,11 @@ def bfs_pull(indptr, indices, n_local, level, ghosts, depth, next_queue, next_le
     k = function(SOURCE, "totem_bfs_pull", indices.dtype)
     launch(k, n_local - first, (indptr, indices, i64(n_local), level, ghosts, i64(level.size),
                                 level.dtype.type(depth), next_queue, next_len, i64(first)))
+
+
+def bfs_flags(level, lvids, depth, out):
+    launch(function(SOURCE, "totem_bfs_flags"), lvids.size,
+           (level, lvids, i64(lvids.size), level.dtype.type(depth), out))
 
 
 def bfs_scatter(inbox, lvids, level, next_queue, next_len):

@@ -1,18 +1,46 @@
 """Frontier helpers: `frontier_count`, CUDA twin of kernels_cpu/frontier.py (one grid-stride
 kernel that reads the queue length on the device, so the host waits once per vote), and
 `frontier_offsets`, the exclusive scan of a queue's degrees that the load-balanced push kernels
-(lb_edge in _cuda.py) take."""
+(lb_edge in _cuda.py) take (one block's scan for a short queue: CuPy's cumsum costs about
+0.1 ms of launches, the whole of a near-empty superstep's GPU work)."""
 
 import cupy
 
 from ._cuda import THREADS, function, i64, launch
 
-SOURCE = r"""
+SCAN_THREADS = 1024
+ONE_BLOCK = 1 << 15     # queues up to this long are scanned by one block, in one launch
+
+SOURCE = f"#define SCAN_THREADS {SCAN_THREADS}\n" + r"""
 __global__ void totem_frontier_degrees(const i64* indptr, const i64* queue, i64 qlen,
                                        i64* offs) {
     i64 i = global_thread();
     if (i == 0) offs[0] = 0;
     if (i < qlen) offs[i + 1] = indptr[queue[i] + 1] - indptr[queue[i]];
+}
+
+// the same offsets from one block (a short queue): each thread sums the degrees of its run of
+// items, the block scans the sums in shared memory, each thread writes its run's offsets
+__global__ void totem_frontier_scan(const i64* indptr, const i64* queue, i64 qlen, i64* offs) {
+    __shared__ i64 sums[SCAN_THREADS];
+    i64 per = (qlen + SCAN_THREADS - 1) / SCAN_THREADS;
+    i64 lo = min((i64)threadIdx.x * per, qlen), hi = min(lo + per, qlen);
+    i64 s = 0;
+    for (i64 i = lo; i < hi; i++) s += indptr[queue[i] + 1] - indptr[queue[i]];
+    sums[threadIdx.x] = s;
+    __syncthreads();
+    for (int o = 1; o < SCAN_THREADS; o <<= 1) {       // inclusive Hillis-Steele scan
+        i64 x = threadIdx.x >= o ? sums[threadIdx.x - o] : 0;
+        __syncthreads();
+        sums[threadIdx.x] += x;
+        __syncthreads();
+    }
+    i64 run = threadIdx.x ? sums[threadIdx.x - 1] : 0;
+    for (i64 i = lo; i < hi; i++) {
+        offs[i] = run;
+        run += indptr[queue[i] + 1] - indptr[queue[i]];
+    }
+    if (threadIdx.x == SCAN_THREADS - 1) offs[qlen] = sums[threadIdx.x];
 }
 
 // counts (zeroed before) = (n, sum of degree[queue[:n]]) for n = *len; one atomic per warp
@@ -31,11 +59,18 @@ COUNT_BLOCKS = 264      # enough threads for a few per SM; each loops over its s
 
 
 def frontier_offsets(indptr, queue, qlen):
-    """(offs, total): offs[i] = edges of queue[:i], for i in 0..qlen; total = offs[qlen]."""
+    """(offs, total): offs[i] = edges of queue[:i], for i in 0..qlen; total = offs[qlen]. An
+    empty queue launches nothing (offs None: the kernels launch no thread for 0 edges); a short
+    one is scanned in one launch, a long one by CuPy's cumsum."""
+    if qlen == 0:
+        return None, 0
     offs = cupy.empty(qlen + 1, dtype=cupy.int64)
-    launch(function(SOURCE, "totem_frontier_degrees"), max(qlen, 1),
-           (indptr, queue, i64(qlen), offs))
-    offs = cupy.cumsum(offs)
+    if qlen <= ONE_BLOCK:
+        function(SOURCE, "totem_frontier_scan")((1,), (SCAN_THREADS,),
+                                                (indptr, queue, i64(qlen), offs))
+    else:
+        launch(function(SOURCE, "totem_frontier_degrees"), qlen, (indptr, queue, i64(qlen), offs))
+        offs = cupy.cumsum(offs)
     return offs, int(offs[qlen])
 
 

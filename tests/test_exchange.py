@@ -118,3 +118,4 @@ def test_pack_put_bits(twins, n, a):
         got = np.unpackbits(twins.get(bits), bitorder="little")[:size].astype(bool)
         assert np.array_equal(got[a:a + n], flags[pos])
         assert (got[:a] == bool(fill)).all() and (got[a + n:] == bool(fill)).all()
+

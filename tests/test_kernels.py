@@ -1,8 +1,12 @@
-"""CPU kernels on shapes the engine tests rarely produce: rows much longer than a block."""
+"""Kernels on shapes the engine tests rarely produce: rows much longer than a block, queues on
+either side of the GPU scan's one-block limit."""
 
 import numpy as np
+import pytest
 
 from kernels_cpu.pagerank import pr_pull
+from totem_py.backend import cuda_device_count
+from twins import twins  # noqa: F401 (fixture)
 
 
 def test_pr_pull_splits_long_rows():
@@ -18,3 +22,35 @@ def test_pr_pull_splits_long_rows():
     sums = np.add.reduceat(contrib[indices].astype(np.float64), indptr[:-1].clip(max=indptr[-1] - 1))
     want = 0.01 + 0.85 * np.where(degrees > 0, sums, 0.0)
     assert np.allclose(rank, want, rtol=1e-9)
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 3000, 40_000])
+def test_frontier_count(twins, n):
+    """frontier_count: the next queue's length and out-degree sum in one call, its counter
+    emptied; the GPU twin reads the length on the device (a grid-stride kernel)."""
+    rng = np.random.default_rng(n)
+    degree = rng.integers(0, 50, 100_000).astype(np.int64)
+    queue = rng.integers(0, degree.size, max(n, 1) + 7).astype(np.int64)
+    next_len = twins.put(np.array([n], np.int64))
+    counts = twins.put(np.full(2, -1, np.int64))
+    twins.frontier.frontier_count(twins.put(degree), twins.put(queue), next_len, counts)
+    assert twins.get(counts).tolist() == [n, int(degree[queue[:n]].sum())]
+    assert twins.get(next_len).tolist() == [0]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")
+@pytest.mark.parametrize("qlen", [0, 1, 1023, 1025, 1 << 15, (1 << 15) + 1, 200_000])
+def test_frontier_offsets_on_gpu(qlen):
+    """The exclusive scan of a queue's degrees, by one block (short queues) or CuPy's cumsum."""
+    import cupy
+    from kernels_gpu.frontier import frontier_offsets
+    rng = np.random.default_rng(qlen)
+    degree = rng.integers(0, 40, 300_000)
+    indptr = np.concatenate([[0], np.cumsum(degree)]).astype(np.int64)
+    queue = rng.integers(0, degree.size, qlen + 3).astype(np.int64)
+    offs, total = frontier_offsets(cupy.asarray(indptr), cupy.asarray(queue), qlen)
+    want = np.concatenate([[0], np.cumsum(degree[queue[:qlen]])])
+    assert total == int(want[-1])
+    if qlen:
+        assert np.array_equal(offs.get(), want)

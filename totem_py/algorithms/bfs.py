@@ -64,7 +64,10 @@ class BFS(Algorithm):
     def gather(self, part, step, mode):
         """Pull: the frontier flags of the boundary vertices (the vertices reached in the last
         step have level == step, what bfs_pull's depth test reads)."""
-        return part.state.level[part.views[mode.view].boundary_lvid] == step
+        lvids = part.views[mode.view].boundary_lvid
+        flags = part.empty(lvids.size, np.bool_)
+        part.kernels("bfs").bfs_flags(part.state.level, lvids, step, flags)
+        return flags
 
     def reads_ghosts(self, part, step, mode):
         return part.state.unreached > 0
