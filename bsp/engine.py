@@ -184,7 +184,7 @@ class Engine:
         """Per partition, whether some reader will read its boundary values (a reader that holds
         ghosts of it and whose `reads_ghosts` said yes); gather runs only for those."""
         return [any(want and q != p and host_views[q].ghost_ptr[p + 1] > host_views[q].ghost_ptr[p]
-                    for q, want in zip(range(len(readers)), readers))
+                    for q, want in enumerate(readers))
                 for p in range(len(readers))]
 
     def _exchange_push(self, host_views, mode):

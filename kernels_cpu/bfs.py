@@ -8,9 +8,10 @@ the locals only and `ghosts`, a bitmap with bit s set when the remote vertex of 
 the frontier (the pull exchange's box, bit s & 7 of byte s >> 3), so target t is a frontier vertex
 iff level[t] == depth (t < level.size) or bit t - level.size of ghosts.
 Races: a vertex is claimed with atomic_min on its level; only the claimer (old == UNVISITED)
-appends it to the next queue (local) or to the outbox's touched list (ghost), through a block-local buffer flushed with one atomic
-reservation per APPEND items. Bottom-up rows are written only by their own iteration, and
-bottom-up reads the local frontier from a bitmap built in the same call (one word per iteration).
+appends it to the next queue (local) or to the outbox's touched list (ghost), through a
+block-local buffer flushed with one atomic reservation per APPEND items. Bottom-up rows are
+written only by their own iteration, and bottom-up reads the local frontier from a bitmap built in
+the same call (one word per iteration).
 Mapping: blocks of equal edge counts over the frontier's edge lists, hubs split across blocks
 (top-down), or blocks of rows with equal edges (bottom-up, row_blocks), spread over the threads
 since visited rows cost nothing. Bottom-up walks rows [first, n_local) only (a chunk of rows: it

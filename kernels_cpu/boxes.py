@@ -1,7 +1,7 @@
 """Box kernels used by the exchange on host arrays: combine a peer's box into an inbox, find the
-touched entries, gather, fill, pack flags to bits and put them into a reader's bitmap. All parallel: boxes hold one
-entry per remote vertex, millions on large graphs, so none of these may be a single-threaded NumPy
-pass (np.packbits / np.unpackbits are).
+touched entries, gather, fill, pack flags to bits and put them into a reader's bitmap. All
+parallel: boxes hold one entry per remote vertex, millions on large graphs, so none of these may be
+a single-threaded NumPy pass (np.packbits / np.unpackbits are).
 
 Positions within one peer's box are distinct (one ghost slot per remote vertex), so a parallel
 loop over the entries writes each inbox position once: no races.

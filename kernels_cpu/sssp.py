@@ -29,10 +29,10 @@ NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on 
 @kernel("far_len", counter=True)
 def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_len, far_min):
     """A new bucket: far-list vertices with dist < bound move to the near list (claimed FAR ->
-    NEAR, so a vertex listed twice moves once), the other far ones go to `keep` (the caller then
-    swaps far and keep) and far_min[0] becomes their smallest distance; stale entries (the
-    vertex left the far list since) are dropped. The counters are arguments: Numba's parallel
-    lowering may read a counter array allocated here before the loop's atomic adds land."""
+    NEAR), the other far ones go to `keep` (the caller then swaps far and keep) and far_min[0]
+    becomes their smallest distance; stale entries (the vertex left the far list since) are
+    dropped. The counters are arguments: Numba's parallel lowering may read a counter array
+    allocated here before the loop's atomic adds land."""
     n = far_len[0]
     keep_len[0] = 0
     nblocks = min(n, BLOCKS)

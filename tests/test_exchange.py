@@ -1,8 +1,9 @@
 """What the pull exchange moves: flags (a bool message, bottom-up BFS's "this ghost is in the
 frontier") travel packed 8 to a byte between a device partition and the host, other values
-(PageRank's float contributions) travel whole; and the kernels that pack flags and put them into a
-reader's bitmap, CPU and CUDA twins, against NumPy's packbits. Byte counts are the partitions' own counters (`h2d_bytes`,
-`d2h_bytes`), which count every copy to and from an emulated GPU partition."""
+(PageRank's float contributions) travel whole; and the kernels that pack flags and put them into
+a reader's bitmap, CPU and CUDA twins, against NumPy's packbits. Byte counts are the partitions'
+own counters (`h2d_bytes`, `d2h_bytes`), which count every copy to and from an emulated GPU
+partition."""
 
 import numpy as np
 import pytest
