@@ -5,9 +5,10 @@ Level-synchronous with a frontier queue; the engine switches between the top-dow
 the bottom-up "pull" mode (unvisited vertices look for a parent among their in-neighbours). A
 bottom-up step needs of a remote in-neighbour only whether it is in the frontier, so each owner
 publishes one flag per boundary vertex (level == the step's depth) and the flags travel packed to
-bits (bsp/exchange.py), as TOTEM's bitmaps do, into a bool box of one slot per ghost, separate from
-`level` (whose tail is the push mode's outbox). A partition none of whose rows with in-edges is
-unvisited (under HIGH, the CPU's hubs after the first steps) neither gets the flags nor computes.
+bits (bsp/exchange.py), as TOTEM's bitmaps do, into a bitmap box of one bit per ghost slot,
+separate from `level` (whose tail is the push mode's outbox). A partition none of whose rows with
+in-edges is unvisited (under HIGH, the CPU's hubs after the first steps) neither gets the flags nor
+computes.
 TOTEM fig. 11; Beamer et al., SC'12.
 """
 
@@ -54,7 +55,7 @@ class BFS(Algorithm):
                            q.next, q.next_len, box.touched, box.count)
         elif s.unreached:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
-            # one line per row (`box`: the ghosts' frontier flags; the kernel reads level over
+            # one line per row (`box`: the ghosts' frontier bits; the kernel reads level over
             # the locals only)
             level = s.level[:part.n_local]
             unvisited = lambda: level == UNVISITED     # noqa: E731
