@@ -73,7 +73,7 @@ def _pack(part, mode, outbox, identity, ordered=True):
     if touched is not None and _sparse_pays(n, box.size, box.dtype.itemsize):
         vals = part.xp.empty(n, dtype=box.dtype)
         k.box_gather(box, touched, vals)
-        return part.to_host(touched), part.to_host(vals), n, touched
+        return (*part.to_host_all(touched, vals), n, touched)
     return None, part.to_host(box), n, None
 
 

@@ -34,6 +34,17 @@ def _pinned_empty(shape, dtype):
     return np.frombuffer(mem, dtype=dtype, count=n).reshape(shape)
 
 
+def _pinned_like(arrays):
+    """Host arrays shaped like `arrays`, in one pinned allocation (8-byte aligned each)."""
+    offsets, total = [], 0
+    for a in arrays:
+        offsets.append(total)
+        total += -(-a.nbytes // 8) * 8
+    mem = cupy.cuda.alloc_pinned_memory(max(total, 1))
+    return [np.frombuffer(mem, dtype=a.dtype, count=a.size, offset=o).reshape(a.shape)
+            for a, o in zip(arrays, offsets)]
+
+
 class GpuPartition(Partition):
     kind = "gpu"
     device = "gpu"
@@ -85,6 +96,16 @@ class GpuPartition(Partition):
             dev.get(stream=self.stream, out=out)
             self.stream.synchronize()
             return out
+
+    def to_host_all(self, *devs, count=True):
+        if count:
+            self.d2h_bytes += sum(d.nbytes for d in devs)
+        with self.context():
+            outs = _pinned_like(devs)
+            for dev, out in zip(devs, outs):
+                cupy.asnumpy(dev, stream=self.stream, out=out, blocking=False)
+            self.stream.synchronize()
+            return tuple(outs)
 
     def edges_to_device(self, host):
         """Edge arrays: device memory, or (zerocopy, TOTEM's mapped-memory mode) pinned host

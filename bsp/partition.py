@@ -224,6 +224,10 @@ class Partition:
     def to_host(self, dev, count=True):
         return dev
 
+    def to_host_all(self, *devs, count=True):
+        """Several arrays on the host (a GPU copies them all, then waits once)."""
+        return tuple(self.to_host(d, count) for d in devs)
+
     def edges_to_device(self, host):
         return self.to_device(host, count=False)
 

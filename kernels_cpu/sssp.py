@@ -59,9 +59,10 @@ def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_le
 
 
 @kernel("near_len", counter=True)
-def sssp_take(pending, near, near_len):
+def sssp_take(pending, near, near_len, n):
     """The near list becomes the step's queue: its vertices' flags are cleared (a vertex lowered
-    again during the step is listed again) and the list is emptied; returns its length."""
+    again during the step is listed again) and the list is emptied; returns its length. `n`: that
+    length when the caller knows it (a GPU twin then need not read it back), else -1."""
     n = near_len[0]
     for i in prange(n):
         pending[near[i]] = 0

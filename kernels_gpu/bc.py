@@ -1,6 +1,6 @@
 """Betweenness kernels, CUDA twins of kernels_cpu/bc.py (Brandes forward and backward phases).
 
-bc_forward: one thread per frontier edge (load-balanced, lb_edge in _cuda.py); atomicMin claims a level, atomicAdd (double) grows sigma
+bc_forward: one thread per frontier edge (load-balanced, lb_edges in _cuda.py); atomicMin claims a level, atomicAdd (double) grows sigma
 and the boundary slots. bc_backward: one warp per vertex of the level, lanes stride over its
 out-edges, shuffle-reduced; no atomics; warps whose vertex is outside rows [first, end) return
 at once, reading no edges (n_local stays the first ghost slot). Scatter and publish: one thread
@@ -9,7 +9,7 @@ per entry.
 
 import numpy as np
 
-from ._cuda import WARP, function, i64, launch
+from ._cuda import WARP, function, i64, launch, launch_edges
 from .frontier import frontier_offsets
 
 SOURCE = r"""
@@ -18,20 +18,20 @@ __global__ void totem_bc_forward(const i64* indptr, const I* indices, i64 n_loca
                                  double* sigma, double* box, const i64* queue,
                                  const i64* offs, i64 qlen, int depth, i64* next_queue,
                                  i64* next_len, i64* touched, i64* touched_len) {
-    i64 v, e;
-    if (!lb_edge(indptr, queue, offs, qlen, &v, &e)) return;
-    i64 t = indices[e];
-    double sv = sigma[v];
-    if (t < n_local) {
-        int lt = level[t];
-        if (lt == UNVISITED || lt == depth + 1) {
-            if (atomicMin(&level[t], depth + 1) == UNVISITED)
-                next_queue[atomicAdd((u64*)next_len, 1ULL)] = t;
-            atomicAdd(&sigma[t], sv);
+    lb_edges(indptr, queue, offs, qlen, [&](i64 v, i64 e, i64) {
+        i64 t = indices[e];
+        double sv = sigma[v];
+        if (t < n_local) {
+            int lt = level[t];
+            if (lt == UNVISITED || lt == depth + 1) {
+                if (atomicMin(&level[t], depth + 1) == UNVISITED)
+                    next_queue[atomicAdd((u64*)next_len, 1ULL)] = t;
+                atomicAdd(&sigma[t], sv);
+            }
+        } else if (atomicAdd(&box[t - n_local], sv) == 0.0) {   // sigma > 0: a first message
+            touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
         }
-    } else if (atomicAdd(&box[t - n_local], sv) == 0.0) {   // sigma > 0: a first message
-        touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
-    }
+    });
 }
 
 __global__ void totem_bc_forward_scatter(const double* inbox, const i64* lvids, i64 n,
@@ -86,8 +86,8 @@ __global__ void totem_bc_backward(const i64* indptr, const I* indices, i64 n_loc
 
 def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, next_queue,
                next_len, touched, touched_len):
-    offs, total = frontier_offsets(indptr, queue, qlen)
-    launch(function(SOURCE, "totem_bc_forward", indices.dtype), total,
+    offs = frontier_offsets(indptr, queue, qlen)
+    launch_edges(function(SOURCE, "totem_bc_forward", indices.dtype), qlen,
            (indptr, indices, i64(n_local), level, sigma, box, queue, offs, i64(qlen),
             np.int32(depth), next_queue, next_len, touched, touched_len))
 

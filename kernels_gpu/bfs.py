@@ -1,6 +1,6 @@
 """BFS kernels, CUDA twins of kernels_cpu/bfs.py (same names, arguments and state encoding).
 
-bfs_push: one thread per frontier edge (load-balanced, lb_edge in _cuda.py: a hub's edges spread
+bfs_push: one thread per frontier edge (load-balanced, lb_edges in _cuda.py: a hub's edges spread
 over as many threads as it has edges); atomicMin claims a vertex and only the claimer appends it
 (to the queue, or a ghost to the outbox's touched list).
 bfs_pull: one thread per local vertex of rows [first, n_local) (thread i takes vertex first + i);
@@ -10,7 +10,7 @@ the depth, ghost slot s when bit s of the bitmap `ghosts` is set (bit s & 7 of b
 bfs_flags, bfs_scatter: one thread per boundary vertex, per inbox entry.
 """
 
-from ._cuda import function, i64, launch
+from ._cuda import function, i64, launch, launch_edges
 from .frontier import frontier_offsets
 
 SOURCE = r"""
@@ -18,13 +18,13 @@ template <typename I>
 __global__ void totem_bfs_push(const i64* indptr, const I* indices, i64 n_local, int* level,
                                const i64* queue, const i64* offs, i64 qlen, int depth,
                                i64* next_queue, i64* next_len, i64* touched, i64* touched_len) {
-    i64 v, e;
-    if (!lb_edge(indptr, queue, offs, qlen, &v, &e)) return;
-    i64 t = indices[e];
-    if (level[t] == UNVISITED && atomicMin(&level[t], depth + 1) == UNVISITED) {
-        if (t < n_local) next_queue[atomicAdd((u64*)next_len, 1ULL)] = t;
-        else touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
-    }
+    lb_edges(indptr, queue, offs, qlen, [&](i64, i64 e, i64) {
+        i64 t = indices[e];
+        if (level[t] == UNVISITED && atomicMin(&level[t], depth + 1) == UNVISITED) {
+            if (t < n_local) next_queue[atomicAdd((u64*)next_len, 1ULL)] = t;
+            else touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
+        }
+    });
 }
 
 template <typename I>
@@ -64,9 +64,9 @@ __global__ void totem_bfs_scatter(const int* inbox, const i64* lvids, i64 n, int
 
 def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, next_len,
              touched, touched_len):
-    offs, total = frontier_offsets(indptr, queue, qlen)
+    offs = frontier_offsets(indptr, queue, qlen)
     k = function(SOURCE, "totem_bfs_push", indices.dtype)
-    launch(k, total, (indptr, indices, i64(n_local), level, queue, offs, i64(qlen),
+    launch_edges(k, qlen, (indptr, indices, i64(n_local), level, queue, offs, i64(qlen),
                       level.dtype.type(depth), next_queue, next_len, touched, touched_len))
 
 

@@ -1,10 +1,14 @@
-"""Box helpers, CUDA twins of kernels_cpu/boxes.py (CuPy element-wise operations; positions within
-one box are distinct, so plain fancy-index updates are race-free). Flags are packed and put into a
-reader's bitmap by raw kernels, one thread per byte."""
+"""Box helpers, CUDA twins of kernels_cpu/boxes.py. What the exchange calls every superstep
+(gather, set, fill) is a raw kernel, one thread per entry (CuPy's fancy indexing costs several
+launches and tens of microseconds of Python per call), or a memset; the combines, used by tests
+only on a device, are CuPy element-wise operations (positions within one box are distinct, so
+plain fancy-index updates are race-free). Flags are packed and put into a reader's bitmap by raw
+kernels, one thread per byte."""
 
 import cupy
+import numpy as np
 
-from ._cuda import function, i64, launch
+from ._cuda import CTYPES, function, i64, launch
 
 
 def box_min(inbox, pos, vals):
@@ -26,8 +30,21 @@ def box_or(inbox, pos, vals):
 COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
 
 
+def _typed(name, *arrays):
+    """The kernel `name` templated on the arrays' element type, or None where a raw kernel
+    does not apply (a type it has no instance for, or a strided array)."""
+    dtype = arrays[0].dtype
+    if dtype not in CTYPES or not all(a.flags.c_contiguous for a in arrays):
+        return None
+    return function(SOURCE, name, dtype)
+
+
 def box_gather(src, pos, out):
-    out[:] = src[pos]
+    k = _typed("totem_box_gather", src, out, pos)
+    if k is None:
+        out[:] = src[pos]
+    else:
+        launch(k, pos.size, (src, pos, i64(pos.size), out))
 
 
 def box_touched(box, identity):
@@ -36,6 +53,24 @@ def box_touched(box, identity):
 
 
 SOURCE = r"""
+template <typename T>
+__global__ void totem_box_gather(const T* src, const i64* pos, i64 n, T* out) {
+    i64 i = global_thread();
+    if (i < n) out[i] = src[pos[i]];
+}
+
+template <typename T>
+__global__ void totem_box_set(T* arr, const i64* idx, i64 n, T value) {
+    i64 i = global_thread();
+    if (i < n) arr[idx[i]] = value;
+}
+
+template <typename T>
+__global__ void totem_box_fill(T* arr, i64 n, T value) {
+    i64 i = global_thread();
+    if (i < n) arr[i] = value;
+}
+
 __global__ void totem_box_pack_bits(const bool* flags, const i64* pos, i64 n,
                                     unsigned char* out, i64 nbytes) {
     i64 j = global_thread();
@@ -89,7 +124,17 @@ def box_positions(pos, idx, offset, out):
 
 
 def box_fill(arr, value):
-    arr.fill(value)
+    """arr[:] = value: a memset for a zero bit pattern, else one thread per entry."""
+    value = arr.dtype.type(value)
+    k = _typed("totem_box_fill", arr)
+    if k is None:
+        arr.fill(value)
+    elif not any(value.tobytes()):
+        if arr.size:
+            cupy.cuda.runtime.memsetAsync(arr.data.ptr, 0, arr.nbytes,
+                                          cupy.cuda.get_current_stream().ptr)
+    else:
+        launch(k, arr.size, (arr, i64(arr.size), value))
 
 
 def box_iota(arr):
@@ -97,7 +142,11 @@ def box_iota(arr):
 
 
 def box_set(arr, idx, value):
-    arr[idx] = value
+    k = _typed("totem_box_set", arr, idx)
+    if k is None:
+        arr[idx] = value
+    else:
+        launch(k, idx.size, (arr, idx, i64(idx.size), arr.dtype.type(value)))
 
 
 def box_sort(idx):

@@ -6,7 +6,7 @@ shared memory and each block adds them to the global ones once (MAX_CHUNKS chunk
 the stream guarantees by widening its chunks); a cached vertex takes the pseudo chunk `nchunks`,
 which has no shared slot and adds to no total. chunk_hotness: one thread per queue item, a 64-bit
 atomicAdd on the row's hotness. chunk_cache_load: one thread per edge of the rows gathered
-(load-balanced, lb_edge in _cuda.py), reading the source array where it lies (the mapped host
+(load-balanced, lb_edges in _cuda.py), reading the source array where it lies (the mapped host
 edges of a streamed partition), templated on the element type; the stream calls it once for the
 ids and once for the weights. chunk_row_stats: a grid-stride loop, one row per thread at a time
 (rows are reads' length; a chunk may hold millions of empty rows); a warp whose rows lie in one
@@ -18,7 +18,7 @@ writes them. chunk_index: one thread per item.
 
 import numpy as np
 
-from ._cuda import THREADS, function, i64, launch
+from ._cuda import THREADS, function, i64, launch, launch_edges
 
 MAX_CHUNKS = 1024
 
@@ -90,9 +90,7 @@ __global__ void totem_chunk_hotness(const i64* indptr, const i64* queue, i64 qle
 template <typename T>
 __global__ void totem_chunk_cache_load(const i64* indptr, const T* src, const i64* rows,
                                        const i64* offs, i64 nrows, T* out) {
-    i64 v, e;
-    if (!lb_edge(indptr, rows, offs, nrows, &v, &e)) return;
-    out[global_thread()] = src[e];
+    lb_edges(indptr, rows, offs, nrows, [&](i64, i64 e, i64 k) { out[k] = src[e]; });
 }
 
 __global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads, i64 n,
@@ -181,9 +179,8 @@ def chunk_hotness(indptr, queue, qlen, first, hot):
 
 
 def chunk_cache_load(indptr, src, rows, nrows, offsets, out):
-    total = int(offsets[nrows])
-    launch(function(SOURCE, "totem_chunk_cache_load", src.dtype), total,
-           (indptr, src, rows, offsets, i64(nrows), out))
+    launch_edges(function(SOURCE, "totem_chunk_cache_load", src.dtype), nrows,
+                 (indptr, src, rows, offsets, i64(nrows), out))
 
 
 def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):

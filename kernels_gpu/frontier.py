@@ -1,12 +1,12 @@
 """Frontier helpers: `frontier_count`, CUDA twin of kernels_cpu/frontier.py (one grid-stride
 kernel that reads the queue length on the device, so the host waits once per vote), and
 `frontier_offsets`, the exclusive scan of a queue's degrees that the load-balanced push kernels
-(lb_edge in _cuda.py) take (one block's scan for a short queue: CuPy's cumsum costs about
+(lb_edges in _cuda.py) take (one block's scan for a short queue: CuPy's cumsum costs about
 0.1 ms of launches, the whole of a near-empty superstep's GPU work)."""
 
 import cupy
 
-from ._cuda import THREADS, function, i64, launch
+from ._cuda import function, i64, launch, launch_strided
 
 SCAN_THREADS = 1024
 ONE_BLOCK = 1 << 15     # queues up to this long are scanned by one block, in one launch
@@ -55,15 +55,12 @@ __global__ void totem_frontier_count(const i64* degree, const i64* queue, const 
 }
 """
 
-COUNT_BLOCKS = 264      # enough threads for a few per SM; each loops over its share
-
-
 def frontier_offsets(indptr, queue, qlen):
-    """(offs, total): offs[i] = edges of queue[:i], for i in 0..qlen; total = offs[qlen]. An
-    empty queue launches nothing (offs None: the kernels launch no thread for 0 edges); a short
-    one is scanned in one launch, a long one by CuPy's cumsum."""
+    """offs[i] = edges of queue[:i], for i in 0..qlen, left on the device (the lb_edges kernels
+    read the total there). An empty queue launches nothing (None: nothing is launched for it); a
+    short one is scanned in one launch, a long one by CuPy's cumsum."""
     if qlen == 0:
-        return None, 0
+        return None
     offs = cupy.empty(qlen + 1, dtype=cupy.int64)
     if qlen <= ONE_BLOCK:
         function(SOURCE, "totem_frontier_scan")((1,), (SCAN_THREADS,),
@@ -71,7 +68,7 @@ def frontier_offsets(indptr, queue, qlen):
     else:
         launch(function(SOURCE, "totem_frontier_degrees"), qlen, (indptr, queue, i64(qlen), offs))
         offs = cupy.cumsum(offs)
-    return offs, int(offs[qlen])
+    return offs
 
 
 def frontier_count(out_degree, queue, next_len, counts):
@@ -79,6 +76,5 @@ def frontier_count(out_degree, queue, next_len, counts):
     (all queued on the current stream: the caller reads counts after one copy)."""
     stream = cupy.cuda.get_current_stream().ptr
     cupy.cuda.runtime.memsetAsync(counts.data.ptr, 0, counts.nbytes, stream)
-    function(SOURCE, "totem_frontier_count")((COUNT_BLOCKS,), (THREADS,),
-                                             (out_degree, queue, next_len, counts))
+    launch_strided(function(SOURCE, "totem_frontier_count"), (out_degree, queue, next_len, counts))
     cupy.cuda.runtime.memsetAsync(next_len.data.ptr, 0, next_len.nbytes, stream)

@@ -1,6 +1,6 @@
 """SSSP kernels, CUDA twins of kernels_cpu/sssp.py (same names, arguments and state).
 
-sssp_relax: one thread per frontier edge (load-balanced, lb_edge in _cuda.py), weights float32 or
+sssp_relax: one thread per frontier edge (load-balanced, lb_edges in _cuda.py), weights float32 or
 float64 (bsp/partition.py places float32 when exact); distances drop through a
 64-bit atomicMin on the bit patterns (non-negative doubles order like integers); the lowering
 writer claims its list with atomicMax on its pending flag and appends the vertex (the near-far
@@ -11,7 +11,7 @@ result depends on it), far_min lowered by atomicMin. sssp_take: grid-stride over
 
 import numpy as np
 
-from ._cuda import THREADS, function, i64, launch
+from ._cuda import function, i64, launch, launch_edges, launch_strided
 from .frontier import frontier_offsets
 
 SOURCE = r"""
@@ -59,18 +59,18 @@ __global__ void totem_sssp_relax(const i64* indptr, const I* indices, const W* w
                                  i64 qlen, int* pending, double bound, i64* near, i64* near_len,
                                  i64* far, i64* far_len, double* far_min, i64* touched,
                                  i64* touched_len) {
-    i64 v, e;
-    if (!lb_edge(indptr, queue, offs, qlen, &v, &e)) return;
-    i64 t = indices[e];
-    double nd = dist[v] + (double)weights[e];
-    if (nd >= dist[t]) return;
-    double old = atomic_min_nonneg(&dist[t], nd);
-    if (nd >= old) return;
-    if (t >= n_local) {
-        if (isinf(old)) touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
-    } else {
-        listed(pending, t, nd, bound, near, near_len, far, far_len, far_min);
-    }
+    lb_edges(indptr, queue, offs, qlen, [&](i64 v, i64 e, i64) {
+        i64 t = indices[e];
+        double nd = dist[v] + (double)weights[e];
+        if (nd >= dist[t]) return;
+        double old = atomic_min_nonneg(&dist[t], nd);
+        if (nd >= old) return;
+        if (t >= n_local) {
+            if (isinf(old)) touched[atomicAdd((u64*)touched_len, 1ULL)] = t - n_local;
+        } else {
+            listed(pending, t, nd, bound, near, near_len, far, far_len, far_min);
+        }
+    });
 }
 
 __global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n, double* dist,
@@ -85,9 +85,6 @@ __global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n,
 }
 """
 
-TAKE_BLOCKS = 264       # grid-stride: the near list's length stays on the device
-
-
 def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_len, far_min):
     n = int(far_len[0])
     keep_len[0] = 0
@@ -97,18 +94,18 @@ def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_le
             far_min))
 
 
-def sssp_take(pending, near, near_len):
-    function(SOURCE, "totem_sssp_take")((TAKE_BLOCKS,), (THREADS,), (pending, near, near_len))
-    n = int(near_len[0])
-    near_len[0] = 0
+def sssp_take(pending, near, near_len, n):
+    launch_strided(function(SOURCE, "totem_sssp_take"), (pending, near, near_len))
+    n = int(near_len[0]) if n < 0 else n
+    near_len.fill(0)
     return n
 
 
 def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, bound, near,
                near_len, far, far_len, far_min, touched, touched_len):
-    offs, total = frontier_offsets(indptr, queue, qlen)
+    offs = frontier_offsets(indptr, queue, qlen)
     k = function(SOURCE, "totem_sssp_relax", indices.dtype, weights.dtype)
-    launch(k, total, (indptr, indices, weights, i64(n_local), dist, queue, offs, i64(qlen),
+    launch_edges(k, qlen, (indptr, indices, weights, i64(n_local), dist, queue, offs, i64(qlen),
                       pending, np.float64(bound), near, near_len, far, far_len, far_min,
                       touched, touched_len))
 

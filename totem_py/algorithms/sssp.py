@@ -64,6 +64,7 @@ class SSSP(Algorithm):
         s.keep_len = part.full(1, 0, np.int64)
         s.far_min = part.full(1, np.inf, np.float64)
         s.split_bound = self.bound
+        s.near_count = -1       # the near list's length when the last vote read it, else -1
         lv = owned_lvid(part, self.source)
         if lv is not None:
             s.dist[lv] = 0.0
@@ -77,7 +78,8 @@ class SSSP(Algorithm):
                          s.keep, s.keep_len, s.far_min)
             s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
             s.split_bound = self.bound
-        qlen = int(k.sssp_take(s.pending, s.near, s.near_len))
+            s.near_count = -1
+        qlen = int(k.sssp_take(s.pending, s.near, s.near_len, s.near_count))
         s.queue, s.near = s.near, s.queue
         for indptr, indices, weights, queue, length in v.queue_segments(s.queue, qlen):
             k.sssp_relax(indptr, indices, weights, v.n_local, s.dist, queue, length, s.pending,
@@ -95,9 +97,9 @@ class SSSP(Algorithm):
         the smallest far distance or below it (then the next bucket may be empty, and its split
         gives the exact value)."""
         s = part.state
-        active = int(part.to_host(s.near_len, count=False)[0])
-        key = float(part.to_host(s.far_min, count=False)[0]) if active == 0 else np.inf
-        return Vote(active, 0, key)
+        near_len, far_min = part.to_host_all(s.near_len, s.far_min, count=False)
+        active = s.near_count = int(near_len[0])
+        return Vote(active, 0, float(far_min[0]) if active == 0 else np.inf)
 
     def advance(self, key):
         if not math.isfinite(key):
