@@ -70,6 +70,7 @@ class Engine:
             part.inboxes.clear()
             with part.context():
                 algorithm.init(part)
+            part.clean_tail = None          # used by init's alloc or not at all
             part.clean_box = self._clean_after_init(algorithm, part)
         modes = {m.name: m for m in algorithm.modes}
         records = []
@@ -107,6 +108,7 @@ class Engine:
                 frontier = None
         for p in parts:
             p.synchronize()
+            p.clean_tail = self._clean_tail(p, modes)
         t1 = time.perf_counter()
         result = self._collect(algorithm)
         self.timings = dict(run_s=t1 - t0, collect_s=time.perf_counter() - t1)
@@ -213,6 +215,16 @@ class Engine:
                 if id(arr) in part.filled and part.filled[id(arr)] == m.message.identity:
                     return m.name
         return None
+
+    @staticmethod
+    def _clean_tail(part, modes):
+        """After a run: the state array whose push box the exchange left at the identity (every
+        push exchange resets what it sent), for the next run's `alloc` (Partition.clean_tail)."""
+        mode = modes.get(part.clean_box)
+        if mode is None or mode.state is None:
+            return None
+        end = part.n_local + part.views[mode.view].n_ghosts
+        return getattr(part.state, mode.state), mode.message.identity, end
 
     @staticmethod
     def _place_box(part, mode):

@@ -193,7 +193,7 @@ def _deliver(part, view, inbox, identity, view_name):
         _boxes.box_gather(view.boundary_lvid, written, lvid)
         _boxes.box_gather(inbox.values, written, vals)
         _boxes.box_set(inbox.values, written, identity)
-        return Inbox(part.to_device(lvid), part.to_device(vals))
+        return Inbox(*part.to_device_all(lvid, vals))
     inbox.dirty = True      # the device copy (or, on the CPU, the buffer itself) is in use
     return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox.values))
 

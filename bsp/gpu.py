@@ -97,6 +97,17 @@ class GpuPartition(Partition):
             self.stream.synchronize()
             return out
 
+    def to_device_all(self, *hosts, count=True):
+        hosts = [np.ascontiguousarray(h) for h in hosts]
+        if count:
+            self.h2d_bytes += sum(h.nbytes for h in hosts)
+        with self.context():
+            outs = [cupy.empty(h.shape, dtype=h.dtype) for h in hosts]
+            for host, out in zip(hosts, outs):
+                out.set(host, stream=self.stream)
+            self.stream.synchronize()
+            return tuple(outs)
+
     def to_host_all(self, *devs, count=True):
         if count:
             self.d2h_bytes += sum(d.nbytes for d in devs)

@@ -162,6 +162,9 @@ class Partition:
         self.graph_bytes = 0
         self._free, self._lent = {}, []   # state arrays kept from run to run
         self.filled = {}                  # id of each array `alloc` made this run -> its fill
+        # (state array, value, end): the last run ended with the array's slots n_local..end-1 at
+        # the value (a push box the exchange had reset), so `alloc` need not fill them again
+        self.clean_tail = None
 
     def view(self, name, weights=False):
         if name not in self.views:
@@ -177,9 +180,18 @@ class Partition:
 
     def alloc(self, dtype, fill, views=()):
         """A state array for the local vertices plus room for the ghost slots of `views` (the
-        largest of them), so that it can carry a Mode's box in its tail."""
+        largest of them), so that it can carry a Mode's box in its tail; filled with `fill`
+        except where `clean_tail` says the last run left it so."""
         ghosts = max((self.plan.views(v)[self.pid].n_ghosts for v in views), default=0)
-        arr = self.full(self.n_local + ghosts, fill, dtype)
+        arr = self.empty(self.n_local + ghosts, dtype)
+        fill_all = self.kernels("boxes").box_fill
+        kept = self.clean_tail
+        if kept is not None and kept[0] is arr and kept[1] == fill:
+            # the last run left this array's push box (ghosts n_local..end) at `fill`
+            fill_all(arr[:self.n_local], fill)
+            fill_all(arr[kept[2]:], fill)
+        else:
+            fill_all(arr, fill)
         self.filled[id(arr)] = fill
         return arr
 
@@ -223,6 +235,10 @@ class Partition:
 
     def to_host(self, dev, count=True):
         return dev
+
+    def to_device_all(self, *hosts, count=True):
+        """Several arrays on the device (a GPU copies them all, then waits once)."""
+        return tuple(self.to_device(h, count) for h in hosts)
 
     def to_host_all(self, *devs, count=True):
         """Several arrays on the host (a GPU copies them all, then waits once)."""
