@@ -6,7 +6,6 @@ plain fancy-index updates are race-free). Flags are packed and put into a reader
 kernels, one thread per byte."""
 
 import cupy
-import numpy as np
 
 from ._cuda import CTYPES, function, i64, launch
 

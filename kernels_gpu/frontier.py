@@ -55,6 +55,7 @@ __global__ void totem_frontier_count(const i64* degree, const i64* queue, const 
 }
 """
 
+
 def frontier_offsets(indptr, queue, qlen):
     """offs[i] = edges of queue[:i], for i in 0..qlen, left on the device (the lb_edges kernels
     read the total there). An empty queue launches nothing (None: nothing is launched for it); a

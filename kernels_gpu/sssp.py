@@ -85,6 +85,7 @@ __global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n,
 }
 """
 
+
 def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_len, far_min):
     n = int(far_len[0])
     keep_len[0] = 0
