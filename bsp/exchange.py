@@ -122,16 +122,12 @@ def _inbox(buffers, key, size, dtype, identity, alloc=np.empty):
 def exchange_push(parts, host_views, mode, buffers):
     """Fold every partition's box into the owners' inboxes and reset the boxes to the
     identity; returns the number of messages. `buffers` keeps the host inboxes between
-    supersteps."""
+    supersteps. A partition that one peer alone sent messages to, few of them, gets them as
+    they came (a peer's slots stand for distinct vertices, so there is nothing to fold): only
+    their local ids are looked up."""
     msg = mode.message
-    combine = _boxes.COMBINE[msg.combine]
     identity = msg.dtype.type(msg.identity)
-    local = {p.pid: p for p in parts}
-    inboxes = [_inbox(buffers, (mode.name, v_pid), v.boundary_lvid.size, msg.dtype, identity,
-                      local[v_pid].pinned if v_pid in local else np.empty)
-               for v_pid, v in enumerate(host_views)]
-    messages = 0
-    sent = []
+    sent, pieces = [], [[] for _ in host_views]
     for p in parts:
         view = host_views[p.pid]
         if view.n_ghosts == 0:
@@ -141,37 +137,62 @@ def exchange_push(parts, host_views, mode, buffers):
         with p.context():
             idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
         sent.append((p, outbox, n, touched))
-        if n == 0:
-            continue
-        messages += n
-        for q in range(len(parts)):
+        for q in range(len(host_views)) if n else ():
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
             if a == b:
                 continue
-            inbox = inboxes[q]
-            pos = host_views[q].peer_pos[p.pid]
-            if idx is None:
-                combine(inbox.values, pos, vals[a:b])
-                inbox.dense = True
-                # of the box's n touched slots, at least this many fall in [a, b)
-                inbox.least = max(inbox.least, n - (view.n_ghosts - (b - a)))
+            if idx is None:         # of the box's n touched slots, at least this many in [a, b)
+                pieces[q].append((p.pid, a, None, vals[a:b], n - (view.n_ghosts - (b - a))))
                 continue
             lo, hi = np.searchsorted(idx, (a, b)) if owners > 1 else (0, idx.size)
-            if lo == hi:
-                continue
-            at = np.empty(hi - lo, dtype=np.int64)
-            _boxes.box_positions(pos, idx[lo:hi], a, at)
-            if not inbox.dense:
-                inbox.first.append(_boxes.box_first(inbox.values, at, identity))
-            combine(inbox.values, at, vals[lo:hi])
-    for p, outbox, n, touched in sent:
+            if lo < hi:
+                pieces[q].append((p.pid, a, idx[lo:hi], vals[lo:hi], 0))
+    local = {p.pid: p for p in parts}
+    for q in parts:
+        got = pieces[q.pid]
+        with q.context():
+            if len(got) == 1 and got[0][2] is not None:
+                inbox = _deliver_one(q, host_views[q.pid], *got[0][:4])
+            else:
+                inbox = _deliver(q, host_views[q.pid], _fold(buffers, mode, host_views, local,
+                                                             q.pid, got), identity, mode.view)
+        q.inboxes[mode.name] = inbox
+    for p, outbox, n, touched in sent:      # after the folds: a CPU's whole box is its values
         with p.context():
             _reset(p, outbox, n, touched, identity)
-    for q in parts:
-        with q.context():
-            q.inboxes[mode.name] = _deliver(q, host_views[q.pid], inboxes[q.pid], identity,
-                                            mode.view)
-    return messages
+    return sum(n for _, _, n, _ in sent)
+
+
+def _fold(buffers, mode, host_views, local, pid, pieces):
+    """Partition `pid`'s host inbox with every peer's `pieces` (peer, first slot, slots or None
+    for a whole box, values, least written) folded in by the message's combine."""
+    msg = mode.message
+    identity = msg.dtype.type(msg.identity)
+    combine = _boxes.COMBINE[msg.combine]
+    view = host_views[pid]
+    inbox = _inbox(buffers, (mode.name, pid), view.boundary_lvid.size, msg.dtype, identity,
+                   local[pid].pinned if pid in local else np.empty)
+    for peer, a, idx, vals, least in pieces:
+        pos = view.peer_pos[peer]
+        if idx is None:
+            combine(inbox.values, pos, vals)
+            inbox.dense = True
+            inbox.least = max(inbox.least, least)
+            continue
+        at = np.empty(idx.size, dtype=np.int64)
+        _boxes.box_positions(pos, idx, a, at)
+        if not inbox.dense:
+            inbox.first.append(_boxes.box_first(inbox.values, at, identity))
+        combine(inbox.values, at, vals)
+    return inbox
+
+
+def _deliver_one(part, view, peer, a, idx, vals):
+    """The inbox of a partition whose messages all came from `peer`'s slots `idx` (numbered
+    from `a`) with `vals`: each slot's vertex once, so they go to the device as they are."""
+    lvid = part.pinned(idx.size, np.int64)
+    _boxes.box_positions(view.peer_lvid(peer), idx, a, lvid)
+    return Inbox(*part.to_device_all(lvid, vals))
 
 
 def _deliver(part, view, inbox, identity, view_name):
@@ -188,8 +209,7 @@ def _deliver(part, view, inbox, identity, view_name):
     else:
         written = np.concatenate(inbox.first)
     if written is not None and _sparse_pays(written.size, size, itemsize):
-        lvid = part.pinned(written.size, np.int64)     # pinned: copied without staging
-        vals = part.pinned(written.size, inbox.values.dtype)
+        lvid, vals = part.pinned_all((written.size, np.int64), (written.size, inbox.values.dtype))
         _boxes.box_gather(view.boundary_lvid, written, lvid)
         _boxes.box_gather(inbox.values, written, vals)
         _boxes.box_set(inbox.values, written, identity)

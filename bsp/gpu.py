@@ -27,22 +27,16 @@ def _is_pinned(host):
     return attrs.type == 1     # cudaMemoryTypeHost
 
 
-def _pinned_empty(shape, dtype):
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape))
-    mem = cupy.cuda.alloc_pinned_memory(max(n * dtype.itemsize, 1))
-    return np.frombuffer(mem, dtype=dtype, count=n).reshape(shape)
-
-
-def _pinned_like(arrays):
-    """Host arrays shaped like `arrays`, in one pinned allocation (8-byte aligned each)."""
+def _pinned(*specs):
+    """Host arrays of the given (shape, dtype)s in one pinned allocation (8-byte aligned each)."""
+    specs = [(np.dtype(dtype), tuple(np.atleast_1d(shape))) for shape, dtype in specs]
     offsets, total = [], 0
-    for a in arrays:
+    for dtype, shape in specs:
         offsets.append(total)
-        total += -(-a.nbytes // 8) * 8
+        total += -(-int(np.prod(shape)) * dtype.itemsize // 8) * 8
     mem = cupy.cuda.alloc_pinned_memory(max(total, 1))
-    return [np.frombuffer(mem, dtype=a.dtype, count=a.size, offset=o).reshape(a.shape)
-            for a, o in zip(arrays, offsets)]
+    return [np.frombuffer(mem, dtype=dtype, count=int(np.prod(shape)), offset=o).reshape(shape)
+            for (dtype, shape), o in zip(specs, offsets)]
 
 
 class GpuPartition(Partition):
@@ -79,7 +73,7 @@ class GpuPartition(Partition):
                 return cupy.asarray(host)
             staged = host
             if not _is_pinned(host):
-                staged = _pinned_empty(host.shape, host.dtype)
+                staged, = _pinned((host.shape, host.dtype))
                 chunk_copy(host.reshape(-1), 0, host.size, staged.reshape(-1))
             out = cupy.empty(host.shape, dtype=host.dtype)
             out.set(staged, stream=self.stream)
@@ -92,7 +86,7 @@ class GpuPartition(Partition):
         with self.context():
             if dev.nbytes < (1 << 16):
                 return dev.get(stream=self.stream)
-            out = _pinned_empty(dev.shape, dev.dtype)
+            out, = _pinned((dev.shape, dev.dtype))
             dev.get(stream=self.stream, out=out)
             self.stream.synchronize()
             return out
@@ -112,7 +106,7 @@ class GpuPartition(Partition):
         if count:
             self.d2h_bytes += sum(d.nbytes for d in devs)
         with self.context():
-            outs = _pinned_like(devs)
+            outs = _pinned(*((d.shape, d.dtype) for d in devs))
             for dev, out in zip(devs, outs):
                 cupy.asnumpy(dev, stream=self.stream, out=out, blocking=False)
             self.stream.synchronize()
@@ -130,8 +124,8 @@ class GpuPartition(Partition):
         with self.context():
             return mapped_copy(host)
 
-    def pinned(self, n, dtype):
-        return _pinned_empty((n,), dtype)
+    def pinned_all(self, *specs):
+        return _pinned(*specs)
 
     def copy_in(self, buf, host, lo, hi, slot):
         nbytes = (hi - lo) * buf.itemsize

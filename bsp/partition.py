@@ -255,7 +255,12 @@ class Partition:
         return host
 
     def pinned(self, n, dtype):
-        return np.empty(n, dtype)
+        return self.pinned_all((n, dtype))[0]
+
+    def pinned_all(self, *specs):
+        """Host arrays of the given (shape, dtype)s that the device copies from without staging
+        (on a GPU: page-locked, in one allocation)."""
+        return [np.empty(shape, dtype) for shape, dtype in specs]
 
     def copy_in(self, buf, host, lo, hi, slot):
         """buf[:hi - lo] = host[lo:hi], once staging buffer `slot` is free (asynchronous)."""

@@ -112,5 +112,12 @@ def launch_edges(kernel, qlen, args):
         kernel((blocks,), (THREADS,), args)
 
 
+def zero(arr):
+    """arr[:] = 0 by a memset queued on the current stream (`arr` contiguous)."""
+    if arr.size:
+        cupy.cuda.runtime.memsetAsync(arr.data.ptr, 0, arr.nbytes,
+                                      cupy.cuda.get_current_stream().ptr)
+
+
 def i64(x):
     return np.int64(x)

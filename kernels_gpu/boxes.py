@@ -7,7 +7,7 @@ kernels, one thread per byte."""
 
 import cupy
 
-from ._cuda import CTYPES, function, i64, launch
+from ._cuda import CTYPES, function, i64, launch, zero
 
 
 def box_min(inbox, pos, vals):
@@ -129,9 +129,7 @@ def box_fill(arr, value):
     if k is None:
         arr.fill(value)
     elif not any(value.tobytes()):
-        if arr.size:
-            cupy.cuda.runtime.memsetAsync(arr.data.ptr, 0, arr.nbytes,
-                                          cupy.cuda.get_current_stream().ptr)
+        zero(arr)
     else:
         launch(k, arr.size, (arr, i64(arr.size), value))
 

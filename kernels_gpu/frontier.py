@@ -6,7 +6,7 @@ kernel that reads the queue length on the device, so the host waits once per vot
 
 import cupy
 
-from ._cuda import function, i64, launch, launch_strided
+from ._cuda import function, i64, launch, launch_strided, zero
 
 SCAN_THREADS = 1024
 ONE_BLOCK = 1 << 15     # queues up to this long are scanned by one block, in one launch
@@ -75,7 +75,6 @@ def frontier_offsets(indptr, queue, qlen):
 def frontier_count(out_degree, queue, next_len, counts):
     """counts = (n, sum of out-degrees of queue[:n]) for n = next_len[0]; then next_len[0] = 0
     (all queued on the current stream: the caller reads counts after one copy)."""
-    stream = cupy.cuda.get_current_stream().ptr
-    cupy.cuda.runtime.memsetAsync(counts.data.ptr, 0, counts.nbytes, stream)
+    zero(counts)
     launch_strided(function(SOURCE, "totem_frontier_count"), (out_degree, queue, next_len, counts))
-    cupy.cuda.runtime.memsetAsync(next_len.data.ptr, 0, next_len.nbytes, stream)
+    zero(next_len)

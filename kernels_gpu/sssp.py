@@ -11,7 +11,8 @@ result depends on it), far_min lowered by atomicMin. sssp_take: grid-stride over
 
 import numpy as np
 
-from ._cuda import function, i64, launch, launch_edges, launch_strided
+from ._cuda import function, i64, launch, launch_edges, launch_strided, zero
+from .boxes import box_fill
 from .frontier import frontier_offsets
 
 SOURCE = r"""
@@ -88,8 +89,8 @@ __global__ void totem_sssp_scatter(const double* inbox, const i64* lvids, i64 n,
 
 def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_len, far_min):
     n = int(far_len[0])
-    keep_len[0] = 0
-    far_min.fill(np.inf)
+    zero(keep_len)
+    box_fill(far_min, np.inf)
     launch(function(SOURCE, "totem_sssp_split"), n,
            (dist, pending, far, i64(n), np.float64(bound), near, near_len, keep, keep_len,
             far_min))
@@ -98,7 +99,7 @@ def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_le
 def sssp_take(pending, near, near_len, n):
     launch_strided(function(SOURCE, "totem_sssp_take"), (pending, near, near_len))
     n = int(near_len[0]) if n < 0 else n
-    near_len.fill(0)
+    zero(near_len)
     return n
 
 

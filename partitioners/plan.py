@@ -63,6 +63,13 @@ class LocalView:
     def n_ghosts(self):
         return self.ghost_gvid.size
 
+    def peer_lvid(self, q):
+        """Local ids of the vertices peer q holds ghost slots of, in q's slot order."""
+        cache = self.__dict__.setdefault("_peer_lvid", {})
+        if q not in cache:
+            cache[q] = self.boundary_lvid[self.peer_pos[q]]
+        return cache[q]
+
     @property
     def nbytes(self):
         return (self.indptr.nbytes + self.indices.nbytes

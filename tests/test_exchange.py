@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import totem_py
-from bsp import Engine
+from bsp import Engine, Message, Mode
+from bsp.exchange import exchange_push
 from partitioners import partition
 from totem_py import reference as ref
 from totem_py.algorithms import BFS, PageRank
@@ -85,6 +86,48 @@ def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
     # one bit per ghost slot that crosses the bus, plus at most one byte of padding per crossing
     # (the int32 levels this exchange moved before were 32 bits per slot)
     assert flags / 8 <= bits <= flags / 8 + 2 * len(pairs(plan, "in"))
+
+
+@pytest.mark.parametrize("records", [True, False])
+@pytest.mark.parametrize("touched", [0.002, 0.05, 0.9])
+@pytest.mark.parametrize("strategy,share,gpus", [("HIGH", 0.5, 1), ("RAND", 0.4, 2)])
+def test_push_delivers_each_vertex_its_folded_messages(graph, strategy, share, gpus, touched,
+                                                       records):
+    """Random messages in every partition's push box (a few slots: each receiver of a 2-way
+    plan has one sender, whose messages go as they are; most slots: whole boxes, folded on the
+    host; 3 partitions: folded from two senders) arrive as one inbox entry per receiving vertex
+    holding the min of what was sent to it, and every box is back at the identity."""
+    plan = partition(graph, strategy, share, gpus, seed=1)
+    mode = Mode("push", "out", "push", Message(np.int32, "min", 1 << 30), records=records)
+    engine = Engine(plan, "emulated")
+    views = plan.views("out")
+    rng = np.random.default_rng(int(touched * 1000) + gpus)
+    want, sent = {}, 0
+    for part in engine.parts:
+        part.view("out")
+        Engine._place_box(part, mode)
+        box = part.outboxes["push"]
+        slots = np.flatnonzero(rng.random(box.values.size) < touched)
+        box.values[slots] = rng.integers(0, 1000, slots.size)
+        box.touched[:slots.size] = rng.permutation(slots)
+        box.count[0] = slots.size
+        sent += slots.size
+        for g, x in zip(views[part.pid].ghost_gvid[slots], box.values[slots]):
+            want[g] = min(want.get(g, x), x)
+    assert exchange_push(engine.parts, views, mode, {}) == sent
+    got = {}
+    for part in engine.parts:
+        inbox = part.inboxes["push"]
+        if inbox.size:
+            lvid = np.asarray(inbox.lvid)
+            assert np.unique(lvid).size == lvid.size
+            for lv, x in zip(lvid, np.asarray(inbox.values)):
+                if x != 1 << 30:
+                    got[int(plan.gvids[part.pid][lv])] = x
+        box = part.outboxes["push"]
+        assert np.all(box.values == 1 << 30) and box.count[0] == 0
+    assert got == {int(g): x for g, x in want.items()}
+    assert len(want) > 0
 
 
 def test_pagerank_pull_still_moves_values(graph):

@@ -11,7 +11,7 @@ import numpy as np
 from bsp import Algorithm, Message, Mode, Vote
 from kernels_cpu.bfs import UNVISITED
 
-from .common import Queue, collect, owned_lvid
+from .common import Queue, collect, owned_lvid, put
 
 SIGMA = Message(np.float64, "sum", 0.0)
 FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
@@ -49,8 +49,10 @@ class BC(Algorithm):
         s.source_lvid = -1
         lv = owned_lvid(part, self.sources[self.round])
         if lv is not None:
-            s.level[lv], s.sigma[lv], s.source_lvid = 0, 1.0, lv
-            s.queue.start([lv])
+            put(part, s.level, lv, 0)
+            put(part, s.sigma, lv, 1.0)
+            s.source_lvid = lv
+            s.queue.start(lv)
         self._keep_level(s)
         s.round = self.round
 

@@ -17,7 +17,7 @@ import numpy as np
 from bsp import Algorithm, Message, Mode, Vote
 from kernels_cpu.bfs import UNVISITED
 
-from .common import Queue, collect, owned_lvid
+from .common import Queue, collect, owned_lvid, put
 
 LEVEL = Message(np.int32, "min", UNVISITED)
 FRONTIER = Message(np.bool_, "or", False)     # pull: is this ghost in the current frontier?
@@ -42,8 +42,8 @@ class BFS(Algorithm):
         s.unreached = rows.nonempty_rows
         lv = owned_lvid(part, self.source)
         if lv is not None:
-            s.level[lv] = 0
-            s.queue.start([lv])
+            put(part, s.level, lv, 0)
+            s.queue.start(lv)
             s.unreached -= int(rows.host.indptr[lv + 1] > rows.host.indptr[lv])
 
     def compute(self, part, step, mode, box):

@@ -10,6 +10,14 @@ def owned_lvid(part, gvid):
     return int(part.plan.lvid_of[gvid])
 
 
+def put(part, arr, i, value):
+    """arr[i] = value; on a device one fill launch (or memset), no copy from the host."""
+    if part.xp is np:
+        arr[i] = value
+    else:
+        part.kernels("boxes").box_fill(arr[i:i + 1], value)
+
+
 class Queue:
     """A frontier queue of local ids on the partition's device, plus the next one being filled
     through an atomic counter; `swap` makes the next queue current."""
@@ -22,9 +30,10 @@ class Queue:
         self.counts = part.empty(2, np.int64)
         self.length = 0
 
-    def start(self, lvids):
-        self.items[:len(lvids)] = self.part.xp.asarray(lvids, dtype=np.int64)
-        self.length = len(lvids)
+    def start(self, lvid):
+        """The queue holds `lvid` alone."""
+        put(self.part, self.items, 0, lvid)
+        self.length = 1
 
     def swap(self):
         """Make the next queue current and empty the next one; returns the new queue's edges

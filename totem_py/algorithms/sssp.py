@@ -15,7 +15,7 @@ from bsp import Algorithm, Message, Mode, Vote
 
 from kernels_cpu.sssp import NEAR
 
-from .common import collect, owned_lvid
+from .common import collect, owned_lvid, put
 
 DIST = Message(np.float64, "min", np.inf)
 
@@ -67,9 +67,10 @@ class SSSP(Algorithm):
         s.near_count = -1       # the near list's length when the last vote read it, else -1
         lv = owned_lvid(part, self.source)
         if lv is not None:
-            s.dist[lv] = 0.0
-            s.pending[lv] = NEAR
-            s.near[0], s.near_len[0] = lv, 1
+            put(part, s.dist, lv, 0.0)
+            put(part, s.pending, lv, NEAR)
+            put(part, s.near, 0, lv)
+            put(part, s.near_len, 0, 1)
 
     def compute(self, part, step, mode, box):
         k, s, v = part.kernels("sssp"), part.state, part.views["out"]
