@@ -62,8 +62,9 @@ def cc_link_sample(indptr, indices, n_local, comp, r, first=0):
 @kernel("n_local", rows="indptr", first="first", end="end")
 def cc_link_rest(indptr, indices, n_local, comp, skip, first=0, end=-1):
     """Link the edges not sampled of rows first..end-1 (end < 0: n_local); vertices of
-    component `skip` link only their ghost edges (the suffix of the row, boundary edges being
-    stored last). n_local stays the first ghost node whatever the rows."""
+    component `skip` link only their ghost edges, a prefix or a suffix of the row (the plan keeps
+    a row's boundary edges together: kernels_cpu/plan.py). n_local stays the first ghost node
+    whatever the rows."""
     rows_end = n_local if end < 0 else end
     blocks = row_blocks(indptr, rows_end, BLOCKS, first)
     nblocks = blocks.size - 1
@@ -72,7 +73,12 @@ def cc_link_rest(indptr, indices, n_local, comp, skip, first=0, end=-1):
         b = i * stride % nblocks
         for u in range(blocks[b], blocks[b + 1]):
             start, stop = indptr[u], indptr[u + 1]
-            if comp[u] == skip:
+            if comp[u] == skip and stop > start and indices[start] >= n_local:
+                e = start + SAMPLE
+                while e < stop and indices[e] >= n_local:
+                    _link(u, indices[e], comp)
+                    e += 1
+            elif comp[u] == skip:
                 e = stop - 1
                 while e >= start + SAMPLE and indices[e] >= n_local:
                     _link(u, indices[e], comp)

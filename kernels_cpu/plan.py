@@ -1,7 +1,8 @@
 """Kernels that build a partition's local CSR (partitioners/ calls them; raw arrays only).
 
-Each local row holds its local edges first (targets as local ids) and then its boundary edges
-(targets as n_local + outbox slot), as TOTEM lays partitions out. Rows are independent, so the
+Each local row holds its local edges (targets as local ids) and its boundary edges (targets as
+n_local + outbox slot); plan_fill writes the local ones first, as TOTEM lays partitions out, and
+plan_sort_rows then orders each row by a key per target (partitioners/plan.py: by degree). Rows are independent, so the
 fill runs in parallel over rows without races; marking remote targets is a benign race (every
 writer stores 1). Rows come in the plan's local order, hubs first unless `hub_sort` is "off", so a
 prange over them gives the first thread most of the edges (measured on rmat:20 with "degree":
@@ -46,7 +47,7 @@ def plan_row_degrees(indptr, gvids, out):
 @njit(parallel=True, nogil=True, cache=True)
 def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot_of, pid,
               local_indptr, local_indices, local_weights):
-    """Copy the rows of `gvids`, local edges first, then boundary edges as n_local + slot."""
+    """Copy the rows of `gvids`: local edges first, then boundary edges as n_local + slot."""
     n_local = gvids.size
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
@@ -70,3 +71,29 @@ def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot
                     local_indices[pos] = n_local + slot_of[t]
                 if has_weights:
                     local_weights[pos] = weights[e]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
+    """Order each row as plan_fill wrote it (local edges, then boundary edges) by ascending
+    key[target] within each of the two groups, the group whose first key is smaller first: the
+    boundary edges stay a prefix or a suffix of the row (what cc_link_rest reads of a row)."""
+    for j in prange(STRIDE):
+        for i in range(j * SPREAD % STRIDE, indptr.size - 1, STRIDE):
+            a, b = indptr[i], indptr[i + 1]
+            if b - a < 2:
+                continue
+            row = indices[a:b].copy()
+            k = key[row]
+            m = 0
+            while m < row.size and row[m] < n_local:
+                m += 1
+            local = np.argsort(k[:m])
+            remote = np.argsort(k[m:]) + m
+            if m < row.size and (m == 0 or k[remote[0]] < k[local[0]]):
+                order = np.concatenate((remote, local))
+            else:
+                order = np.concatenate((local, remote))
+            indices[a:b] = row[order]
+            if has_weights:
+                weights[a:b] = weights[a:b][order]

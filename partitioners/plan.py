@@ -16,13 +16,17 @@ results. Rows are laid out in local-id order, so on a GPU partition that streams
   - "off": global-id order.
 
 For each CSR view an algorithm needs ("out", "in" or "both"), every partition gets a LocalView:
-its rows with local edges first and boundary edges pointing at ghost slots (one slot per distinct
-remote target, so messages to one remote vertex aggregate), grouped by owning partition, plus the
-tables the exchange uses. The plan is built once and serves every algorithm and trial; messaging
+its rows, whose boundary edges point at ghost slots (one slot per distinct remote target, so
+messages to one remote vertex aggregate), grouped by owning partition, plus the tables the exchange
+uses. Each row lists its targets by degree, highest first (ties in a fixed order): a bottom-up BFS
+step stops at a row's first neighbour in the frontier, and hubs are the likeliest ones (on rmat:20
+under HIGH 0.5, the main bottom-up step checks 4.9x fewer edges on the GPU partition, whose hubs
+are ghosts, than with local edges first; 2.1x fewer GPU-only). The plan is built once and serves every algorithm and trial; messaging
 reads these tables and never changes them.
 
 Cost: O(V log V) for the degree order (and "degree"'s local order; "hytgraph" adds an O(E) pass
-for in-degrees and sorts only the hubs), O(V + E) per view for the local CSRs (Numba, parallel).
+for in-degrees and sorts only the hubs), O(V + E) per view for the local CSRs and O(E log d) for
+ordering their rows (Numba, parallel).
 """
 
 from dataclasses import dataclass, field
@@ -401,6 +405,7 @@ def _build_views(plan, g):
     idx_dtype = index_dtype(n)
     mark = np.zeros(n, dtype=np.uint8)
     slot_of = np.zeros(n, dtype=np.int64)
+    degree = np.diff(g.indptr)
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
@@ -420,6 +425,8 @@ def _build_views(plan, g):
         weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
         _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids,
                      plan.owner, plan.lvid_of, slot_of, pid, indptr, indices, weights)
+        _k.plan_sort_rows(indptr, indices, weights, has_w,
+                          -np.concatenate([degree[gvids], degree[ghosts]]), gvids.size)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land
