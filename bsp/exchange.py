@@ -73,7 +73,8 @@ def _pack(part, mode, outbox, identity, ordered=True):
     if touched is not None and _sparse_pays(n, box.size, box.dtype.itemsize):
         vals = part.xp.empty(n, dtype=box.dtype)
         k.box_gather(box, touched, vals)
-        return (*part.to_host_all(touched, vals), n, touched)
+        # (the arrays hold until the partition's next pack: the exchange is done with them)
+        return (*part.to_host_all(touched, vals, reuse="pack"), n, touched)
     return None, part.to_host(box), n, None
 
 
@@ -190,7 +191,7 @@ def _fold(buffers, mode, host_views, local, pid, pieces):
 def _deliver_one(part, view, peer, a, idx, vals):
     """The inbox of a partition whose messages all came from `peer`'s slots `idx` (numbered
     from `a`) with `vals`: each slot's vertex once, so they go to the device as they are."""
-    lvid = part.pinned(idx.size, np.int64)
+    lvid, = part.pinned_all((idx.size, np.int64), reuse="deliver")
     _boxes.box_positions(view.peer_lvid(peer), idx, a, lvid)
     return Inbox(*part.to_device_all(lvid, vals))
 
@@ -209,7 +210,8 @@ def _deliver(part, view, inbox, identity, view_name):
     else:
         written = np.concatenate(inbox.first)
     if written is not None and _sparse_pays(written.size, size, itemsize):
-        lvid, vals = part.pinned_all((written.size, np.int64), (written.size, inbox.values.dtype))
+        lvid, vals = part.pinned_all((written.size, np.int64), (written.size, inbox.values.dtype),
+                                     reuse="deliver")
         _boxes.box_gather(view.boundary_lvid, written, lvid)
         _boxes.box_gather(inbox.values, written, vals)
         _boxes.box_set(inbox.values, written, identity)
@@ -235,7 +237,8 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
         if view.n_ghosts == 0 or not wanted:
             continue
         box = q.boxes[mode.name]
-        ghosts = box if q.device == "cpu" else q.pinned(view.n_ghosts, box.dtype)
+        ghosts = box if q.device == "cpu" else \
+            q.pinned_all((view.n_ghosts, box.dtype), reuse="ghosts")[0]
         for p in range(len(parts)):
             a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
             if a < b:

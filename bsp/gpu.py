@@ -27,16 +27,26 @@ def _is_pinned(host):
     return attrs.type == 1     # cudaMemoryTypeHost
 
 
-def _pinned(*specs):
-    """Host arrays of the given (shape, dtype)s in one pinned allocation (8-byte aligned each)."""
-    specs = [(np.dtype(dtype), tuple(np.atleast_1d(shape))) for shape, dtype in specs]
-    offsets, total = [], 0
-    for dtype, shape in specs:
-        offsets.append(total)
+def _layout(specs):
+    """[(dtype, shape, byte offset)] of arrays of the given (shape, dtype)s laid out back to back
+    (8-byte aligned each), and the bytes they take."""
+    layout, total = [], 0
+    for shape, dtype in specs:
+        dtype, shape = np.dtype(dtype), tuple(np.atleast_1d(shape))
+        layout.append((dtype, shape, total))
         total += -(-int(np.prod(shape)) * dtype.itemsize // 8) * 8
-    mem = cupy.cuda.alloc_pinned_memory(max(total, 1))
+    return layout, max(total, 1)
+
+
+def _carve(mem, layout):
     return [np.frombuffer(mem, dtype=dtype, count=int(np.prod(shape)), offset=o).reshape(shape)
-            for (dtype, shape), o in zip(specs, offsets)]
+            for dtype, shape, o in layout]
+
+
+def _pinned(*specs):
+    """Host arrays of the given (shape, dtype)s in one pinned allocation."""
+    layout, total = _layout(specs)
+    return _carve(cupy.cuda.alloc_pinned_memory(total), layout)
 
 
 class GpuPartition(Partition):
@@ -48,6 +58,7 @@ class GpuPartition(Partition):
     def __init__(self, plan, pid, device_id, edges):
         self.device_id = device_id
         self.zerocopy = edges.mapped
+        self._reused = {}       # pinned buffers by `reuse` key (pinned_all)
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
@@ -102,11 +113,11 @@ class GpuPartition(Partition):
             self.stream.synchronize()
             return tuple(outs)
 
-    def to_host_all(self, *devs, count=True):
+    def to_host_all(self, *devs, count=True, reuse=None):
         if count:
             self.d2h_bytes += sum(d.nbytes for d in devs)
         with self.context():
-            outs = _pinned(*((d.shape, d.dtype) for d in devs))
+            outs = self.pinned_all(*((d.shape, d.dtype) for d in devs), reuse=reuse)
             for dev, out in zip(devs, outs):
                 cupy.asnumpy(dev, stream=self.stream, out=out, blocking=False)
             self.stream.synchronize()
@@ -124,8 +135,15 @@ class GpuPartition(Partition):
         with self.context():
             return mapped_copy(host)
 
-    def pinned_all(self, *specs):
-        return _pinned(*specs)
+    def pinned_all(self, *specs, reuse=None):
+        if reuse is None:
+            return _pinned(*specs)
+        layout, total = _layout(specs)
+        mem = self._reused.get(reuse)
+        if mem is None or mem.size() < total:      # grown by powers of two
+            mem = self._reused[reuse] = cupy.cuda.alloc_pinned_memory(
+                1 << (total - 1).bit_length())
+        return _carve(mem, layout)
 
     def copy_in(self, buf, host, lo, hi, slot):
         nbytes = (hi - lo) * buf.itemsize

@@ -240,8 +240,9 @@ class Partition:
         """Several arrays on the device (a GPU copies them all, then waits once)."""
         return tuple(self.to_device(h, count) for h in hosts)
 
-    def to_host_all(self, *devs, count=True):
-        """Several arrays on the host (a GPU copies them all, then waits once)."""
+    def to_host_all(self, *devs, count=True, reuse=None):
+        """Several arrays on the host (a GPU copies them all, then waits once); with a `reuse`
+        key, into the host buffers of pinned_all(reuse=)."""
         return tuple(self.to_host(d, count) for d in devs)
 
     def edges_to_device(self, host):
@@ -257,9 +258,11 @@ class Partition:
     def pinned(self, n, dtype):
         return self.pinned_all((n, dtype))[0]
 
-    def pinned_all(self, *specs):
+    def pinned_all(self, *specs, reuse=None):
         """Host arrays of the given (shape, dtype)s that the device copies from without staging
-        (on a GPU: page-locked, in one allocation)."""
+        (on a GPU: page-locked, in one allocation). With a `reuse` key they lie in a buffer kept
+        for that key, and hold until the next call with the key (a fresh pinned allocation took
+        0.07-0.19 ms on the H100 machine)."""
         return [np.empty(shape, dtype) for shape, dtype in specs]
 
     def copy_in(self, buf, host, lo, hi, slot):

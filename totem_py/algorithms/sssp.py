@@ -98,7 +98,7 @@ class SSSP(Algorithm):
         the smallest far distance or below it (then the next bucket may be empty, and its split
         gives the exact value)."""
         s = part.state
-        near_len, far_min = part.to_host_all(s.near_len, s.far_min, count=False)
+        near_len, far_min = part.to_host_all(s.near_len, s.far_min, count=False, reuse="vote")
         active = s.near_count = int(near_len[0])
         return Vote(active, 0, float(far_min[0]) if active == 0 else np.inf)
 
