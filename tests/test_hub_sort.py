@@ -1,6 +1,7 @@
 """Hub sorting (`hub_sort`, partitioners/plan.py): the local order inside partitions is "degree"
 (every vertex by out-degree), "hytgraph" (HyTGraph's top 8% by out-degree x in-degree first, the
-rest in id order) or "off" (id order). The orders are checked against naive sorts written here;
+rest in id order) or "off" (id order). The orders are checked against naive sorts written here,
+and so is the order inside each local row (targets by degree);
 every algorithm gives the references' answers under each order, on cpu and the emulated GPU,
 resident and streamed; the harness keys its plan cache on the order; the CLI takes --hub-sort."""
 
@@ -96,6 +97,33 @@ def test_partition_applies_the_order_in_every_partition(hub_sort):
             assert np.array_equal(plan.lvid_of[gvids], np.arange(gvids.size))
     with pytest.raises(InputError, match="--hub-sort"):
         partition(g, "HIGH", 0.5, 1, hub_sort="sideways")
+
+
+def test_rows_list_targets_by_degree():
+    """Each local row holds its graph row's (target, weight) pairs, its boundary edges together
+    (a prefix or a suffix), each group by target degree, highest first, and the group whose
+    first target has the higher degree first (locals on a tie)."""
+    g = generate("rmat:10", seed=1, weighted=True)
+    degree = np.diff(g.indptr)
+    for strategy, share, gpus in (("HIGH", 0.5, 1), ("RAND", 0.3, 2)):
+        plan = partition(g, strategy, share, gpus, seed=1)
+        for pid, view in enumerate(plan.views("out")):
+            gvid = np.concatenate([plan.gvids[pid], view.ghost_gvid])
+            for i, u in enumerate(plan.gvids[pid]):
+                a, b = view.indptr[i], view.indptr[i + 1]
+                row, w = view.indices[a:b], view.weights[a:b]
+                lo, hi = g.indptr[u], g.indptr[u + 1]
+                assert sorted(zip(gvid[row].tolist(), w.tolist())) == \
+                    sorted(zip(g.indices[lo:hi].tolist(), g.weights[lo:hi].tolist()))
+                remote = row >= view.n_local
+                flips = np.count_nonzero(remote[1:] != remote[:-1])
+                assert flips <= 1
+                for group in (row[~remote], row[remote]):
+                    assert np.all(np.diff(degree[gvid[group]]) <= 0)
+                if flips:
+                    first_local = degree[gvid[row[~remote][0]]]
+                    first_remote = degree[gvid[row[remote][0]]]
+                    assert remote[0] == (first_remote > first_local)
 
 
 @pytest.mark.parametrize("hub_sort", HUB_SORTS)
