@@ -2,13 +2,13 @@
 
 Each local row holds its local edges (targets as local ids) and its boundary edges (targets as
 n_local + outbox slot); plan_fill writes the local ones first, as TOTEM lays partitions out, and
-plan_sort_rows then orders each row by a key per target (partitioners/plan.py: by degree). Rows are independent, so the
-fill runs in parallel over rows without races; marking remote targets is a benign race (every
-writer stores 1). Rows come in the plan's local order, hubs first unless `hub_sort` is "off", so a
-prange over them gives the first thread most of the edges (measured on rmat:20 with "degree":
-5-13x the mean at 16 threads); the loops take the rows in STRIDE interleaved blocks instead (within
-5% of the mean). The blocks decide which thread fills a row, never what the row holds, and they
-balance any order.
+plan_sort_rows then orders each group by a key per target (partitioners/plan.py: by degree).
+Rows are independent, so the fill runs in parallel over rows without races; marking remote
+targets is a benign race (every writer stores 1). Rows come in the plan's local order, hubs first
+unless `hub_sort` is "off", so a prange over them gives the first thread most of the edges
+(measured on rmat:20 with "degree": 5-13x the mean at 16 threads); the loops take the rows in
+STRIDE interleaved blocks instead (within 5% of the mean). The blocks decide which thread fills
+a row, never what the row holds, and they balance any order.
 """
 
 import numpy as np

@@ -18,11 +18,13 @@ results. Rows are laid out in local-id order, so on a GPU partition that streams
 For each CSR view an algorithm needs ("out", "in" or "both"), every partition gets a LocalView:
 its rows, whose boundary edges point at ghost slots (one slot per distinct remote target, so
 messages to one remote vertex aggregate), grouped by owning partition, plus the tables the exchange
-uses. Each row lists its targets by degree, highest first (ties in a fixed order): a bottom-up BFS
-step stops at a row's first neighbour in the frontier, and hubs are the likeliest ones (on rmat:20
-under HIGH 0.5, the main bottom-up step checks 4.9x fewer edges on the GPU partition, whose hubs
-are ghosts, than with local edges first; 2.1x fewer GPU-only). The plan is built once and serves every algorithm and trial; messaging
-reads these tables and never changes them.
+uses. Each row lists its local targets, then its remote ones, or the other way round, each group
+by degree, highest first (ties in a fixed order), the group whose first target has the higher
+degree first: a bottom-up BFS step stops at a row's first neighbour in the frontier, and hubs are
+the likeliest ones (on rmat:20 under HIGH 0.5 the main bottom-up step checks 4.9x fewer edges on
+the GPU partition, whose hubs are ghosts, than with local edges first; 2.1x fewer GPU-only). The
+plan is built once and serves every algorithm and trial; messaging reads these tables and never
+changes them.
 
 Cost: O(V log V) for the degree order (and "degree"'s local order; "hytgraph" adds an O(E) pass
 for in-degrees and sorts only the hubs), O(V + E) per view for the local CSRs and O(E log d) for
