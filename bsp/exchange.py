@@ -148,15 +148,14 @@ def exchange_push(parts, host_views, mode, buffers):
             lo, hi = np.searchsorted(idx, (a, b)) if owners > 1 else (0, idx.size)
             if lo < hi:
                 pieces[q].append((p.pid, a, idx[lo:hi], vals[lo:hi], 0))
-    local = {p.pid: p for p in parts}
     for q in parts:
-        got = pieces[q.pid]
+        got, view = pieces[q.pid], host_views[q.pid]
         with q.context():
             if len(got) == 1 and got[0][2] is not None:
-                inbox = _deliver_one(q, host_views[q.pid], *got[0][:4])
+                inbox = _deliver_one(q, view, *got[0][:4])
             else:
-                inbox = _deliver(q, host_views[q.pid], _fold(buffers, mode, host_views, local,
-                                                             q.pid, got), identity, mode.view)
+                inbox = _deliver(q, view, _fold(buffers, mode, q, view, got), identity,
+                                 mode.view)
         q.inboxes[mode.name] = inbox
     for p, outbox, n, touched in sent:      # after the folds: a CPU's whole box is its values
         with p.context():
@@ -164,15 +163,14 @@ def exchange_push(parts, host_views, mode, buffers):
     return sum(n for _, _, n, _ in sent)
 
 
-def _fold(buffers, mode, host_views, local, pid, pieces):
-    """Partition `pid`'s host inbox with every peer's `pieces` (peer, first slot, slots or None
+def _fold(buffers, mode, part, view, pieces):
+    """The partition's host inbox with every peer's `pieces` (peer, first slot, slots or None
     for a whole box, values, least written) folded in by the message's combine."""
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
     combine = _boxes.COMBINE[msg.combine]
-    view = host_views[pid]
-    inbox = _inbox(buffers, (mode.name, pid), view.boundary_lvid.size, msg.dtype, identity,
-                   local[pid].pinned if pid in local else np.empty)
+    inbox = _inbox(buffers, (mode.name, part.pid), view.boundary_lvid.size, msg.dtype, identity,
+                   part.pinned)
     for peer, a, idx, vals, least in pieces:
         pos = view.peer_pos[peer]
         if idx is None:
