@@ -4,11 +4,20 @@ Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atom
 (`min`/`max`/`add` on integers, `fmin`/`fmax`/`fadd` on floats; LLVM lowers the float forms to a
 compare-exchange loop). Each returns the element's previous value, exactly like CUDA's atomicMin /
 atomicAdd, so a CPU kernel and its GPU twin read the same.
+
+`prefetch` is the other intrinsic Numba lacks: LLVM's cache hint, used by the edge loops to
+fetch the target of edge e + PREFETCH while edge e's is compared.
 """
 
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+# A random read of a large graph's state misses the cache, and the core does not run far enough
+# ahead to overlap many. Measured on this project's 2-core machine, 16M vertices x 16 random
+# edges, one compare per edge: 1.9-2.4 s with the hint 16 edges ahead, 4.6-5.2 s without.
+PREFETCH = 16
 
 
 def _element(context, builder, signature, args):
@@ -52,3 +61,26 @@ def atomic_cas(typingctx, array, index, expected, value):
 atomic_min = _atomic("min", "fmin")
 atomic_max = _atomic("max", "fmax")
 atomic_add = _atomic("add", "fadd")
+
+
+_TYPED_POINTERS = str(cgutils.voidptr_t) == "i8*"
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Hint the cache to fetch array[index] (LLVM's prefetch: read, high locality). Never
+    faults, so an index past the end is harmless."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), cgutils.voidptr_t)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t, i32, i32, i32]),
+            "llvm.prefetch.p0i8" if _TYPED_POINTERS else "llvm.prefetch.p0")
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen

@@ -16,9 +16,9 @@ the first ghost slot.
 import numpy as np
 from numba import prange
 
-from .jit import APPEND, append, block_edges, flush, frontier_blocks, kernel
+from .jit import APPEND, append, block_edges, flush, frontier_blocks, kernel, prefetch_rows
 
-from .atomics import atomic_add, atomic_min
+from .atomics import PREFETCH, atomic_add, atomic_min, prefetch
 from .bfs import UNVISITED
 
 
@@ -33,11 +33,15 @@ def bc_forward(indptr, indices, n_local, level, sigma, box, queue, qlen, depth, 
         n_sent = 0
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
+            prefetch_rows(indptr, indices, queue, qlen, i, level)
             v = queue[i]
             sv = sigma[v]
             stop = min(hi, offsets[i + 1])
             first = indptr[v] - offsets[i]
-            for e in range(first + lo, first + stop):
+            end = first + stop
+            for e in range(first + lo, end):
+                if e + PREFETCH < end:
+                    prefetch(level, indices[e + PREFETCH])
                 t = indices[e]
                 if t < n_local:
                     lt = level[t]

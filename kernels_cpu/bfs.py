@@ -23,9 +23,9 @@ import numpy as np
 from numba import prange
 
 from .jit import (APPEND, BLOCKS, append, block_edges, flush, frontier_blocks, kernel,
-                  row_blocks, spread)
+                  prefetch_rows, row_blocks, spread)
 
-from .atomics import atomic_add, atomic_min
+from .atomics import PREFETCH, atomic_add, atomic_min, prefetch
 
 UNVISITED = np.iinfo(np.int32).max
 
@@ -41,10 +41,14 @@ def bfs_push(indptr, indices, n_local, level, queue, qlen, depth, next_queue, ne
         n_sent = 0
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
+            prefetch_rows(indptr, indices, queue, qlen, i, level)
             v = queue[i]
             stop = min(hi, offsets[i + 1])
             first = indptr[v] - offsets[i]
-            for e in range(first + lo, first + stop):
+            end = first + stop
+            for e in range(first + lo, end):
+                if e + PREFETCH < end:
+                    prefetch(level, indices[e + PREFETCH])
                 t = indices[e]
                 if level[t] == UNVISITED:
                     if atomic_min(level, t, depth + 1) == UNVISITED:

@@ -12,6 +12,7 @@ block and added up afterwards in block order, so the sums are deterministic and 
 import numpy as np
 from numba import prange
 
+from .atomics import PREFETCH, prefetch
 from .jit import BLOCKS, EDGES_PER_BLOCK, kernel
 
 
@@ -39,6 +40,8 @@ def pr_pull(indptr, indices, contrib, rank, base, damping):
             stop = min(hi, indptr[v + 1])
             s = 0.0
             for e in range(lo, stop):
+                if e + PREFETCH < hi:       # the block's rows are contiguous: look across them
+                    prefetch(contrib, indices[e + PREFETCH])
                 s += contrib[indices[e]]
             if lo == indptr[v] and stop == indptr[v + 1]:
                 rank[v] = base + damping * s

@@ -19,8 +19,9 @@ Mapping: blocks of equal edge counts over the frontier's edge lists (hubs split 
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add, atomic_max, atomic_min
-from .jit import APPEND, append, BLOCKS, block_edges, flush, frontier_blocks, kernel
+from .atomics import PREFETCH, atomic_add, atomic_max, atomic_min, prefetch
+from .jit import (APPEND, append, BLOCKS, block_edges, flush, frontier_blocks, kernel,
+                  prefetch_rows)
 
 
 NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on neither)
@@ -42,7 +43,11 @@ def sssp_split(dist, pending, far, far_len, bound, near, near_len, keep, keep_le
         kept = np.empty(APPEND, dtype=np.int64)
         n_moved = 0
         n_kept = 0
-        for i in range(b * n // nblocks, (b + 1) * n // nblocks):
+        end = (b + 1) * n // nblocks
+        for i in range(b * n // nblocks, end):
+            if i + PREFETCH < end:
+                prefetch(pending, far[i + PREFETCH])
+                prefetch(dist, far[i + PREFETCH])
             v = far[i]
             if pending[v] != FAR:
                 continue
@@ -98,11 +103,15 @@ def sssp_relax(indptr, indices, weights, n_local, dist, queue, qlen, pending, bo
         smallest = np.inf       # of the far distances this block wrote (one atomic per block)
         i, lo, hi = block_edges(offsets, nblocks, b)
         while lo < hi:
+            prefetch_rows(indptr, indices, queue, qlen, i, dist)
             v = queue[i]
             dv = dist[v]
             stop = min(hi, offsets[i + 1])
             first = indptr[v] - offsets[i]
-            for e in range(first + lo, first + stop):
+            end = first + stop
+            for e in range(first + lo, end):
+                if e + PREFETCH < end:
+                    prefetch(dist, indices[e + PREFETCH])
                 t = indices[e]
                 nd = dv + weights[e]
                 if nd < dist[t]:
