@@ -342,5 +342,6 @@ def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
         part = GpuPartition(plan, pid, gpu_index % device_count(), edges)
     else:
         part = EmulatedGpuPartition(plan, pid, edges)
-    part.run_on_gpus = device == "gpu" and "gpu" in plan.kinds   # does this run use real GPUs?
+    # does this run use real GPUs and no CPU partition?
+    part.gpus_only = device == "gpu" and "cpu" not in plan.kinds
     return part

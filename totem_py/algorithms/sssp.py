@@ -28,7 +28,12 @@ def default_delta(graph, gpus=False):
     weights, scaled to the weights; factors 1/64..64 measured on rmat:20 and rmat:22 undirected:
     2 to 4 were fastest on rmat:20 within the noise, 2 on rmat:22 by about 1.3x, 2 on rmat:24 with
     16 threads). GPUs want more work per superstep: GPU_WIDER times wider buckets were fastest for
-    GPU-only SSSP on rmat:24 on the H100 (84 ms against 116 ms at the CPU's width)."""
+    GPU-only SSSP on rmat:24 on the H100 (84 ms against 116 ms at the CPU's width; 43 ms against
+    44 at x8 and 64 at x32 later). `gpus`: every partition is a GPU. A hybrid run keeps the CPU's
+    width: its CPU partition holds the hubs (HIGH), and wide buckets relax each hub's row again
+    each time a bucket lowers it (2.4x its edges per run against 1.15x, emulated rmat:20). On the
+    H100 machine, rmat:24 HIGH 0.5 / 0.25, median of 5: 409 / 280 ms at x1 against 447-459 /
+    267-291 at x16 on one host, 324 / 210 against 340 / 214 on another."""
     if graph.n_edges == 0:
         return 1.0
     mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
@@ -48,7 +53,7 @@ class SSSP(Algorithm):
 
     def init(self, part):
         if self.delta is None:
-            self.delta = default_delta(part.plan.graph, part.run_on_gpus)
+            self.delta = default_delta(part.plan.graph, part.gpus_only)
         self.bound = self.delta
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
