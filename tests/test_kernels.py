@@ -55,3 +55,23 @@ def test_frontier_offsets_on_gpu(qlen):
         assert np.array_equal(offs.get(), want)
     else:
         assert offs is None
+
+
+def test_prefetch_is_only_a_hint():
+    """kernels_cpu.atomics.prefetch compiles, changes nothing and never faults, whatever the
+    index (the edge loops prefetch up to PREFETCH items past what they read)."""
+    from numba import njit
+
+    from kernels_cpu.atomics import prefetch
+
+    @njit
+    def total(a, ahead):
+        s = 0.0
+        for i in range(a.size):
+            prefetch(a, i + ahead)
+            s += a[i]
+        return s
+
+    a = np.arange(1000, dtype=np.float64)
+    for ahead in (0, 16, 1 << 20, -(1 << 20)):
+        assert total(a, ahead) == a.sum()
