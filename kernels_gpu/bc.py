@@ -1,10 +1,10 @@
 """Betweenness kernels, CUDA twins of kernels_cpu/bc.py (Brandes forward and backward phases).
 
 bc_forward: one thread per frontier edge (load-balanced, lb_edges in _cuda.py); atomicMin
-claims a level, atomicAdd (double) grows sigma and the boundary slots. bc_backward: one warp per vertex of the level, lanes stride over its
-out-edges, shuffle-reduced; no atomics; warps whose vertex is outside rows [first, end) return
-at once, reading no edges (n_local stays the first ghost slot). Scatter and publish: one thread
-per entry.
+claims a level, atomicAdd (double) grows sigma and the boundary slots. bc_backward: one warp per
+vertex of the level, lanes stride over its out-edges, shuffle-reduced; no atomics; warps whose
+vertex is outside rows [first, end) return at once, reading no edges (n_local stays the first
+ghost slot). Scatter and publish: one thread per entry.
 """
 
 import numpy as np
