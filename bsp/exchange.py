@@ -18,8 +18,12 @@ bytes cross to the host, and (for a GPU reader) back to the reader's device, whe
 into the reader's bitmap at its slots of that owner: n_ghosts / 8 bytes each way, and the
 reader's kernel tests the bits (no flag array is rebuilt).
 
-Copies between a GPU (or emulated GPU) partition and the host go through `to_host`/`to_device`, so
-the bytes are counted where the real device transfers happen. The CPU partition's boxes are already
+Between a GPU partition and the host most of a superstep's messages are not copied: the device's
+kernels write what it sends into mapped host memory (a push box in one pass that also resets it,
+`box_pack`; flags packed to bits) and read what it gets from there (the scatter reads its inbox,
+the bitmap put reads the packed bytes), so each costs one kernel and at most one wait. Copies
+remain between two devices, for numeric pulls and under MPI, through `to_host`/`to_device`. Every
+byte that crosses is counted, the emulated partition's too. The CPU partition's boxes are already
 host memory.
 """
 
@@ -28,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from kernels_cpu import boxes as _boxes
+from kernels_cpu.chunks import chunk_copy
 
 INDEX_BYTES = 8
 SORT_BELOW = 32      # sort a recorded touched list shorter than 1/32 of the box, else scan
@@ -54,12 +59,15 @@ def _sparse_pays(n_touched, n_total, itemsize):
 
 
 def _pack(part, mode, outbox, identity, ordered=True):
-    """The box on the host as (indices or None, values, messages, device indices or None):
-    sparse when that is fewer bytes. Recording modes list their touched slots; for the others
-    the box is scanned. The indices come sorted (split by owner with a binary search) unless
-    not `ordered` (a box whose ghosts all have one owner)."""
+    """The box on the host as (indices or None, values, messages, what _reset puts back: the
+    device indices, None for the whole box, or _CLEAN): sparse when that is fewer bytes.
+    Recording modes list their touched slots; for the others the box is scanned. The indices
+    come sorted (split by owner with a binary search) unless not `ordered` (a box whose ghosts
+    all have one owner)."""
     k = part.kernels("boxes")
     box = outbox.values
+    if mode.records and not ordered:
+        return _pack_one_owner(part, k, outbox, identity)
     n = int(outbox.count[0]) if mode.records else box.size
     if n == 0:
         return _NONE, _NONE.astype(box.dtype), 0, None
@@ -78,9 +86,30 @@ def _pack(part, mode, outbox, identity, ordered=True):
     return None, part.to_host(box), n, None
 
 
+def _pack_one_owner(part, k, outbox, identity):
+    """_pack of a recording box whose ghosts have one owner (so it goes to one partition): one
+    pass writes the touched slots' pairs, or the whole box, into a kept buffer and resets what
+    it read (kernels_cpu.boxes.box_pack). A device writes it in mapped host memory: one kernel,
+    one wait, no copy."""
+    box = outbox.values
+    size, itemsize = box.size, box.dtype.itemsize
+    (idx, vals, n_out), dev = part.mapped_all((size, np.int64), (size, box.dtype),
+                                              (1, np.int64), reuse="pack")
+    k.box_pack(box, outbox.touched, outbox.count, identity, *dev)
+    part.synchronize()
+    n = int(n_out[0])
+    sparse = _sparse_pays(n, size, itemsize)
+    if part.kind == "gpu":
+        part.d2h_bytes += n * (INDEX_BYTES + itemsize) if sparse else box.nbytes
+    return (idx[:n], vals[:n], n, _CLEAN) if sparse else (None, vals, n, _CLEAN)
+
+
+_CLEAN = "clean"        # _pack's word that the box is back at the identity already
+
+
 def _reset(part, outbox, n, touched, identity):
     """Put the box back to the identity after the exchange: the slots sent, or all of it."""
-    if n == 0:
+    if n == 0 or touched is _CLEAN:
         return
     k = part.kernels("boxes")
     if touched is None:
@@ -94,12 +123,16 @@ class _HostInbox:
     """A host inbox kept at the identity between supersteps: after a sparse delivery only the
     positions that were written are reset."""
 
-    def __init__(self, size, dtype, identity, values=None, alloc=np.empty):
-        """A new inbox (its memory from `alloc(size, dtype)`: pinned for a GPU partition's, so
-        that its delivery copies straight from it), or with `values` one over part of another's
-        (taken as written all over: its delivery scans it)."""
+    def __init__(self, size, dtype, identity, values=None, part=None, key=None):
+        """A new inbox (in `part`'s mapped memory under `key` when a partition is given, so that
+        its kernels read it in place; else plain host memory), or with `values` one over part of
+        another's (taken as written all over: its delivery scans it)."""
+        self.device = None      # the device's view of the values, when it has one
         if values is None:
-            values = alloc(size, dtype)
+            if part is None:
+                values = np.empty(size, dtype)
+            else:
+                (values,), (self.device,) = part.mapped_all((size, dtype), reuse=key)
             _boxes.box_fill(values, identity)
         self.values = values
         self.dirty = False      # delivered whole: reset before the next use
@@ -108,10 +141,10 @@ class _HostInbox:
         self.first = []         # positions written first this superstep, per sparse peer
 
 
-def _inbox(buffers, key, size, dtype, identity, alloc=np.empty):
+def _inbox(buffers, key, size, dtype, identity, part=None):
     buf = buffers.get(key)
     if buf is None or buf.values.size != size or buf.values.dtype != dtype:
-        buf = buffers[key] = _HostInbox(size, dtype, identity, alloc=alloc)
+        buf = buffers[key] = _HostInbox(size, dtype, identity, part=part, key=("inbox",) + key)
     elif buf.dirty:
         _boxes.box_fill(buf.values, identity)
     buf.dirty = buf.dense = False
@@ -123,9 +156,9 @@ def _inbox(buffers, key, size, dtype, identity, alloc=np.empty):
 def exchange_push(parts, host_views, mode, buffers):
     """Fold every partition's box into the owners' inboxes and reset the boxes to the
     identity; returns the number of messages. `buffers` keeps the host inboxes between
-    supersteps. A partition that one peer alone sent messages to, few of them, gets them as
-    they came (a peer's slots stand for distinct vertices, so there is nothing to fold): only
-    their local ids are looked up."""
+    supersteps. A partition that one peer alone sent messages to gets them as they came (a
+    peer's slots stand for distinct vertices, so there is nothing to fold): only their local ids
+    are looked up."""
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
     sent, pieces = [], [[] for _ in host_views]
@@ -138,21 +171,23 @@ def exchange_push(parts, host_views, mode, buffers):
         with p.context():
             idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
         sent.append((p, outbox, n, touched))
+        live = p.kind == "cpu" and touched is None      # vals is the box itself, reset below
         for q in range(len(host_views)) if n else ():
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
             if a == b:
                 continue
             if idx is None:         # of the box's n touched slots, at least this many in [a, b)
-                pieces[q].append((p.pid, a, None, vals[a:b], n - (view.n_ghosts - (b - a))))
+                pieces[q].append((p.pid, a, None, vals[a:b], n - (view.n_ghosts - (b - a)),
+                                  live))
                 continue
             lo, hi = np.searchsorted(idx, (a, b)) if owners > 1 else (0, idx.size)
             if lo < hi:
-                pieces[q].append((p.pid, a, idx[lo:hi], vals[lo:hi], 0))
+                pieces[q].append((p.pid, a, idx[lo:hi], vals[lo:hi], 0, False))
     for q in parts:
         got, view = pieces[q.pid], host_views[q.pid]
         with q.context():
-            if len(got) == 1 and got[0][2] is not None:
-                inbox = _deliver_one(q, view, *got[0][:4])
+            if len(got) == 1 and not got[0][5]:
+                inbox = _deliver_one(q, view, mode.view, *got[0][:4])
             else:
                 inbox = _deliver(q, view, _fold(buffers, mode, q, view, got), identity,
                                  mode.view)
@@ -165,13 +200,14 @@ def exchange_push(parts, host_views, mode, buffers):
 
 def _fold(buffers, mode, part, view, pieces):
     """The partition's host inbox with every peer's `pieces` (peer, first slot, slots or None
-    for a whole box, values, least written) folded in by the message's combine."""
+    for a whole box, values, least written, whether the values are the peer's live box) folded
+    in by the message's combine."""
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
     combine = _boxes.COMBINE[msg.combine]
     inbox = _inbox(buffers, (mode.name, part.pid), view.boundary_lvid.size, msg.dtype, identity,
-                   part.pinned)
-    for peer, a, idx, vals, least in pieces:
+                   part)
+    for peer, a, idx, vals, least, _ in pieces:
         pos = view.peer_pos[peer]
         if idx is None:
             combine(inbox.values, pos, vals)
@@ -186,18 +222,40 @@ def _fold(buffers, mode, part, view, pieces):
     return inbox
 
 
-def _deliver_one(part, view, peer, a, idx, vals):
-    """The inbox of a partition whose messages all came from `peer`'s slots `idx` (numbered
-    from `a`) with `vals`: each slot's vertex once, so they go to the device as they are."""
-    lvid, = part.pinned_all((idx.size, np.int64), reuse="deliver")
-    _boxes.box_positions(view.peer_lvid(peer), idx, a, lvid)
-    return Inbox(*part.to_device_all(lvid, vals))
+def _crossed(part, nbytes):
+    """Count `nbytes` read by a device partition's kernels from mapped host memory."""
+    if part.kind == "gpu":
+        part.h2d_bytes += nbytes
+
+
+def _deliver_one(part, view, view_name, peer, a, idx, vals):
+    """The inbox of a partition whose messages all came from `peer`: its slots `idx` (numbered
+    from `a`), or all of its slots in order (idx None), with `vals` (a copy of the peer's box:
+    _pack_one_owner's). A peer's slots stand for distinct vertices, so nothing is folded: the
+    entries go as they are with their local ids, a device partition's into mapped memory that
+    its scatter reads once."""
+    if idx is None:
+        if part.kind == "cpu":
+            return Inbox(view.peer_lvid(peer), vals)
+        (out,), (dev,) = part.mapped_all((vals.size, vals.dtype), reuse="deliver")
+        chunk_copy(vals, 0, vals.size, out)
+        _crossed(part, vals.nbytes)
+        return Inbox(part.views[view_name].peer_lvid[peer], dev)
+    (lvid, out), dev = part.mapped_all((idx.size, np.int64), (idx.size, vals.dtype),
+                                       reuse="deliver")
+    if part.kind == "cpu":
+        _boxes.box_positions(view.peer_lvid(peer), idx, a, lvid)
+        return Inbox(lvid, vals)
+    _boxes.box_place(view.peer_lvid(peer), idx, a, vals, lvid, out)
+    _crossed(part, lvid.nbytes + out.nbytes)
+    return Inbox(*dev)
 
 
 def _deliver(part, view, inbox, identity, view_name):
-    """Put a host inbox on the partition's device: only the written entries (with their local
-    ids) when few are written, else the whole inbox beside the boundary list (without a scan
-    when the dense peers' counts already say so)."""
+    """Put a host inbox where the partition's kernels read it: only the written entries (with
+    their local ids) when few are written, else the whole inbox beside the boundary list
+    (without a scan when the dense peers' counts already say so). A device partition reads
+    them from mapped host memory."""
     size, itemsize = inbox.values.size, inbox.values.dtype.itemsize
     if inbox.dense and not _sparse_pays(inbox.least, size, itemsize):
         written = None
@@ -208,14 +266,18 @@ def _deliver(part, view, inbox, identity, view_name):
     else:
         written = np.concatenate(inbox.first)
     if written is not None and _sparse_pays(written.size, size, itemsize):
-        lvid, vals = part.pinned_all((written.size, np.int64), (written.size, inbox.values.dtype),
-                                     reuse="deliver")
+        (lvid, vals), dev = part.mapped_all((written.size, np.int64),
+                                            (written.size, inbox.values.dtype), reuse="deliver")
         _boxes.box_gather(view.boundary_lvid, written, lvid)
         _boxes.box_gather(inbox.values, written, vals)
         _boxes.box_set(inbox.values, written, identity)
-        return Inbox(*part.to_device_all(lvid, vals))
-    inbox.dirty = True      # the device copy (or, on the CPU, the buffer itself) is in use
-    return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox.values))
+        _crossed(part, lvid.nbytes + vals.nbytes)
+        return Inbox(*dev)
+    inbox.dirty = True      # the device reads it (or, on the CPU, it is the inbox itself)
+    if inbox.device is None:
+        return Inbox(part.views[view_name].boundary_lvid, part.to_device(inbox.values))
+    _crossed(part, inbox.values.nbytes)
+    return Inbox(part.views[view_name].boundary_lvid, inbox.device)
 
 
 def exchange_pull(parts, host_views, mode, values, readers=None):
@@ -251,11 +313,16 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
 def pack_bits(part, view_name, flags, reader):
     """Owner side of a pull of flags: the flags (`flags`: one per boundary vertex, on the
     partition's device) of the ghosts partition `reader` holds of this one, in its slot order,
-    packed 8 to a byte on the device; returns the bytes on the host (counted)."""
+    packed 8 to a byte on the device; returns the bytes on the host (a device partition writes
+    them into mapped host memory, kept per reader: they hold until its next pack for that
+    reader)."""
     pos = part.views[view_name].peer_pos[reader]
-    packed = part.xp.empty(bitmap_bytes(pos.size), dtype=np.uint8)
-    part.kernels("boxes").box_pack_bits(flags, pos, packed)
-    return part.to_host(packed)
+    (host,), (dev,) = part.mapped_all((bitmap_bytes(pos.size), np.uint8), reuse=("bits", reader))
+    part.kernels("boxes").box_pack_bits(flags, pos, dev)
+    if part.kind == "gpu":
+        part.synchronize()
+        part.d2h_bytes += host.nbytes
+    return host
 
 
 def put_bits(part, packed, bits, a, b):
@@ -272,7 +339,9 @@ def bitmap_bytes(n):
 def pull_bits_local(parts, host_views, mode, values, readers=None):
     """exchange_pull for flags between the partitions of this process (`values[i]` is
     parts[i]'s): per (owner, reader) pair the packed bits of the reader's ghost slots from that
-    owner. Returns the number of ghost slots the readers hold (the messages)."""
+    owner. A device owner writes them into mapped host memory, a host owner into the reader's,
+    where the reader's kernel reads them: no copy, except between two devices. Returns the
+    number of ghost slots the readers hold (the messages)."""
     messages = 0
     for q, wanted in zip(parts, readers or [True] * len(parts)):
         view = host_views[q.pid]
@@ -283,9 +352,19 @@ def pull_bits_local(parts, host_views, mode, values, readers=None):
             a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
             if a == b:
                 continue
-            with p.context():
-                packed = pack_bits(p, mode.view, values[i], q.pid)
+            if p.kind == "gpu":
+                with p.context():
+                    packed = pack_bits(p, mode.view, values[i], q.pid)
+                with q.context():
+                    put_bits(q, packed, box, a, b)
+                continue
+            # a host owner packs into the reader's mapped memory, where its kernel reads them
+            (packed,), (dev,) = q.mapped_all((bitmap_bytes(b - a), np.uint8),
+                                             reuse=("bits", p.pid))
+            p.kernels("boxes").box_pack_bits(values[i], p.views[mode.view].peer_pos[q.pid],
+                                             packed)
             with q.context():
-                put_bits(q, packed, box, a, b)
+                q.kernels("boxes").box_put_bits(dev, box, a, b)
+            _crossed(q, packed.nbytes)
         messages += view.n_ghosts
     return messages

@@ -8,14 +8,13 @@ at the bus's full rate.
 """
 
 import contextlib
-import ctypes
 
 import cupy
 import numpy as np
 
 from kernels_cpu.chunks import chunk_copy
 
-from .partition import Partition
+from .partition import Partition, _carve, _layout
 
 
 def _is_pinned(host):
@@ -27,26 +26,10 @@ def _is_pinned(host):
     return attrs.type == 1     # cudaMemoryTypeHost
 
 
-def _layout(specs):
-    """[(dtype, shape, byte offset)] of arrays of the given (shape, dtype)s laid out back to back
-    (8-byte aligned each), and the bytes they take."""
-    layout, total = [], 0
-    for shape, dtype in specs:
-        dtype, shape = np.dtype(dtype), tuple(np.atleast_1d(shape))
-        layout.append((dtype, shape, total))
-        total += -(-int(np.prod(shape)) * dtype.itemsize // 8) * 8
-    return layout, max(total, 1)
-
-
-def _carve(mem, layout):
-    return [np.frombuffer(mem, dtype=dtype, count=int(np.prod(shape)), offset=o).reshape(shape)
-            for dtype, shape, o in layout]
-
-
 def _pinned(*specs):
     """Host arrays of the given (shape, dtype)s in one pinned allocation."""
     layout, total = _layout(specs)
-    return _carve(cupy.cuda.alloc_pinned_memory(total), layout)
+    return _carve(np.frombuffer(cupy.cuda.alloc_pinned_memory(total), np.uint8, total), layout)
 
 
 class GpuPartition(Partition):
@@ -58,7 +41,6 @@ class GpuPartition(Partition):
     def __init__(self, plan, pid, device_id, edges):
         self.device_id = device_id
         self.zerocopy = edges.mapped
-        self._reused = {}       # pinned buffers by `reuse` key (pinned_all)
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
             self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
@@ -116,12 +98,17 @@ class GpuPartition(Partition):
     def to_host_all(self, *devs, count=True, reuse=None):
         if count:
             self.d2h_bytes += sum(d.nbytes for d in devs)
-        with self.context():
-            outs = self.pinned_all(*((d.shape, d.dtype) for d in devs), reuse=reuse)
+        outs = self.pinned_all(*((d.shape, d.dtype) for d in devs), reuse=reuse)
+        with cupy.cuda.Device(self.device_id):
             for dev, out in zip(devs, outs):
-                cupy.asnumpy(dev, stream=self.stream, out=out, blocking=False)
+                if not dev.flags.c_contiguous:
+                    cupy.asnumpy(dev, stream=self.stream, out=out, blocking=False)
+                elif dev.nbytes:
+                    cupy.cuda.runtime.memcpyAsync(out.ctypes.data, dev.data.ptr, dev.nbytes,
+                                                  cupy.cuda.runtime.memcpyDeviceToHost,
+                                                  self.stream.ptr)
             self.stream.synchronize()
-            return tuple(outs)
+        return tuple(outs)
 
     def edges_to_device(self, host):
         """Edge arrays: device memory, or (zerocopy, TOTEM's mapped-memory mode) pinned host
@@ -136,14 +123,15 @@ class GpuPartition(Partition):
             return mapped_copy(host)
 
     def pinned_all(self, *specs, reuse=None):
-        if reuse is None:
-            return _pinned(*specs)
-        layout, total = _layout(specs)
-        mem = self._reused.get(reuse)
-        if mem is None or mem.size() < total:      # grown by powers of two
-            mem = self._reused[reuse] = cupy.cuda.alloc_pinned_memory(
-                1 << (total - 1).bit_length())
-        return _carve(mem, layout)
+        return _pinned(*specs) if reuse is None else super().pinned_all(*specs, reuse=reuse)
+
+    def _new_kept(self, nbytes):
+        owner = _MappedHost(nbytes)
+        mem = cupy.cuda.UnownedMemory(owner.ptr, nbytes, owner, self.device_id)
+        return _host_view(owner, nbytes), cupy.cuda.MemoryPointer(mem, 0)
+
+    def _device_views(self, base, layout):
+        return [cupy.ndarray(shape, dtype=dtype, memptr=base + o) for dtype, shape, _, o in layout]
 
     def copy_in(self, buf, host, lo, hi, slot):
         nbytes = (hi - lo) * buf.itemsize
@@ -196,12 +184,26 @@ class _MappedHost:
         cupy.cuda.runtime.freeHost(self.ptr)
 
 
+class _HostBytes:
+    """Array interface of a mapped buffer's bytes, keeping its owner alive."""
+
+    def __init__(self, owner, nbytes):
+        self.owner = owner
+        self.__array_interface__ = dict(shape=(nbytes,), typestr="|u1", version=3,
+                                        data=(owner.ptr, False))
+
+
+def _host_view(owner, nbytes):
+    """The host's uint8 view of `nbytes` bytes of a mapped buffer."""
+    return np.asarray(_HostBytes(owner, nbytes))
+
+
 def mapped_copy(host):
     """A CuPy array whose data is mapped pinned host memory holding a copy of `host`."""
     host = np.ascontiguousarray(host)
     owner = _MappedHost(host.nbytes)
-    staged = np.ctypeslib.as_array((ctypes.c_byte * max(host.nbytes, 1)).from_address(owner.ptr))
-    staged[:host.nbytes] = host.view(np.byte).ravel()
+    staged = _host_view(owner, max(host.nbytes, 1))
+    staged[:host.nbytes] = host.view(np.uint8).ravel()
     # with unified addressing (every 64-bit CUDA platform) a mapped allocation has the same
     # address on the device as on the host
     mem = cupy.cuda.UnownedMemory(owner.ptr, max(host.nbytes, 1), owner)

@@ -10,6 +10,7 @@ import contextlib
 import functools
 from dataclasses import dataclass
 import importlib
+import math
 import time
 from types import SimpleNamespace
 
@@ -131,6 +132,14 @@ class DeviceView:
         return [self._part.to_device(pos, count=False) for pos in self.host.peer_pos]
 
     @functools.cached_property
+    def peer_lvid(self):
+        """The LocalView's `peer_lvid(q)` for every peer q on the device, copied once and kept:
+        the local ids of q's ghost slots of this partition, in q's slot order (where a peer's
+        whole box lands)."""
+        return [self._part.to_device(self.host.peer_lvid(q), count=False)
+                for q in range(len(self.host.peer_pos))]
+
+    @functools.cached_property
     def node_gvid(self):
         """Global id of every local vertex, then of every ghost slot (int64, on the device)."""
         gvid = np.concatenate([self._part.gvids, self.host.ghost_gvid]).astype(np.int64)
@@ -161,6 +170,7 @@ class Partition:
         self.d2h_bytes = 0
         self.graph_bytes = 0
         self._free, self._lent = {}, []   # state arrays kept from run to run
+        self._kept = {}                   # mapped_all's buffers by key
         self.filled = {}                  # id of each array `alloc` made this run -> its fill
         # (state array, value, end): the last run ended with the array's slots n_local..end-1 at
         # the value (a push box the exchange had reset), so `alloc` need not fill them again
@@ -263,7 +273,32 @@ class Partition:
         (on a GPU: page-locked, in one allocation). With a `reuse` key they lie in a buffer kept
         for that key, and hold until the next call with the key (a fresh pinned allocation took
         0.07-0.19 ms on the H100 machine)."""
-        return [np.empty(shape, dtype) for shape, dtype in specs]
+        if reuse is None:
+            return [np.empty(shape, dtype) for shape, dtype in specs]
+        layout, total = _layout(specs)
+        return _carve(self._kept_buffer(reuse, total)[0], layout)
+
+    def mapped_all(self, *specs, reuse):
+        """Arrays of the given (shape, dtype)s that the host and this partition's kernels both
+        read and write in place: (host arrays, the device's views of them), in a buffer kept for
+        the `reuse` key (they hold until the next call with the key). On a GPU: mapped pinned
+        memory, which a kernel reads or writes over the bus in its one pass (no copy, no wait
+        for one); here, one set of arrays."""
+        layout, total = _layout(specs)
+        host, dev = self._kept_buffer(reuse, total)
+        arrays = _carve(host, layout)
+        return arrays, arrays if dev is host else self._device_views(dev, layout)
+
+    def _kept_buffer(self, reuse, nbytes):
+        kept = self._kept.get(reuse)
+        if kept is None or kept[0].size < nbytes:      # grown by powers of two
+            kept = self._kept[reuse] = self._new_kept(1 << (nbytes - 1).bit_length())
+        return kept
+
+    def _new_kept(self, nbytes):
+        """(host bytes, the device's view of them) for mapped_all."""
+        buf = np.empty(nbytes, dtype=np.uint8)
+        return buf, buf
 
     def copy_in(self, buf, host, lo, hi, slot):
         """buf[:hi - lo] = host[lo:hi], once staging buffer `slot` is free (asynchronous)."""
@@ -296,6 +331,25 @@ class Partition:
         out = fn(*args)
         self.synchronize()
         return out, time.perf_counter() - t0
+
+
+def _layout(specs):
+    """[(dtype, shape, entries, byte offset)] of arrays of the given (shape, dtype)s laid out
+    back to back (8-byte aligned each), and the bytes they take."""
+    layout, total = [], 0
+    for shape, dtype in specs:
+        dtype = np.dtype(dtype)
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (int(shape),)
+        n = math.prod(shape)
+        layout.append((dtype, shape, n, total))
+        total += -(-n * dtype.itemsize // 8) * 8
+    return layout, max(total, 1)
+
+
+def _carve(buf, layout):
+    """The arrays of `layout` over the bytes `buf` (a uint8 array)."""
+    return [buf[o:o + n * dtype.itemsize].view(dtype).reshape(shape)
+            for dtype, shape, n, o in layout]
 
 
 class _Shifted:

@@ -88,6 +88,38 @@ def box_put_bits(packed, bits, a, b):
         bits[j] = (bits[j] & ~mask) | (w & mask)
 
 
+@kernel("count", counter=True)
+def box_pack(box, touched, count, identity, idx, vals, n_out):
+    """A push box's messages out in one pass, for a box whose ghosts have one owner: with
+    n = count[0] slots recorded in `touched`, their (slot, value) pairs in idx[:n], vals[:n] when
+    those are fewer bytes than the box (INDEX_BYTES + itemsize each), else the whole box in
+    vals; n_out[0] = n. Every slot read is reset to `identity`, and count[0] to 0. On a GPU
+    `idx`, `vals` and `n_out` are mapped host memory, so the messages reach the host with no
+    copy and one wait."""
+    n = count[0]
+    n_out[0] = n
+    if n * (8 + box.itemsize) < box.size * box.itemsize:
+        for i in prange(n):
+            t = touched[i]
+            idx[i] = t
+            vals[i] = box[t]
+            box[t] = identity
+    else:
+        for i in prange(box.size):
+            vals[i] = box[i]
+            box[i] = identity
+    count[0] = 0
+
+
+@kernel("idx")
+def box_place(pos, idx, offset, vals, lvid, out):
+    """lvid[i] = pos[idx[i] - offset] and out[i] = vals[i]: a sparse box's entries with their
+    inbox positions, copied into a device-readable buffer in the same pass."""
+    for i in prange(idx.size):
+        lvid[i] = pos[idx[i] - offset]
+        out[i] = vals[i]
+
+
 @kernel("idx")
 def box_positions(pos, idx, offset, out):
     """out[i] = pos[idx[i] - offset]: inbox positions of a sparse box's entries."""

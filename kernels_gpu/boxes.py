@@ -7,7 +7,7 @@ kernels, one thread per byte."""
 
 import cupy
 
-from ._cuda import CTYPES, function, i64, launch, zero
+from ._cuda import CTYPES, function, i64, launch, launch_strided, zero
 
 
 def box_min(inbox, pos, vals):
@@ -70,6 +70,27 @@ __global__ void totem_box_fill(T* arr, i64 n, T value) {
     if (i < n) arr[i] = value;
 }
 
+template <typename T>
+__global__ void totem_box_pack(T* box, const i64* touched, const i64* count, T identity,
+                               i64 size, i64* idx, T* vals, i64* n_out) {
+    const i64 n = *count;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    if (global_thread() == 0) *n_out = n;
+    if (n * (8 + (i64)sizeof(T)) < size * (i64)sizeof(T)) {
+        for (i64 i = global_thread(); i < n; i += stride) {
+            i64 t = touched[i];
+            idx[i] = t;
+            vals[i] = box[t];
+            box[t] = identity;
+        }
+    } else {
+        for (i64 i = global_thread(); i < size; i += stride) {
+            vals[i] = box[i];
+            box[i] = identity;
+        }
+    }
+}
+
 __global__ void totem_box_pack_bits(const bool* flags, const i64* pos, i64 n,
                                     unsigned char* out, i64 nbytes) {
     i64 j = global_thread();
@@ -101,6 +122,15 @@ __global__ void totem_box_put_bits(const unsigned char* packed, i64 npacked,
     bits[j] = (unsigned char)((bits[j] & ~mask) | (w & mask));
 }
 """
+
+
+def box_pack(box, touched, count, identity, idx, vals, n_out):
+    """The kernels_cpu twin's one pass (the count stays on the device: a grid-stride loop over
+    the touched slots or the box), then count[0] = 0 by a memset."""
+    launch_strided(function(SOURCE, "totem_box_pack", box.dtype),
+                   (box, touched, count, box.dtype.type(identity), i64(box.size), idx, vals,
+                    n_out))
+    zero(count)
 
 
 def box_pack_bits(flags, pos, out):

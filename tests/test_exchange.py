@@ -163,3 +163,29 @@ def test_pack_put_bits(twins, n, a):
         assert np.array_equal(got[a:a + n], flags[pos])
         assert (got[:a] == bool(fill)).all() and (got[a + n:] == bool(fill)).all()
 
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+@pytest.mark.parametrize("size, n", [(1000, 0), (1000, 10), (1000, 600), (1000, 1000),
+                                     (100_000, 5000), (100_000, 90_000)])
+def test_box_pack(twins, dtype, size, n):
+    """box_pack writes the n recorded slots' (slot, value) pairs when they are fewer bytes than
+    the box, else the whole box; n_out says n; the box and its count go back to the identity
+    and 0."""
+    identity = np.iinfo(dtype).max if dtype == np.int32 else np.inf
+    rng = np.random.default_rng(size + n)
+    box = np.full(size, identity, dtype)
+    touched = np.zeros(size, np.int64)
+    touched[:n] = rng.permutation(size)[:n]
+    box[touched[:n]] = rng.integers(0, 100, n)
+    d_box, count, n_out = twins.put(box), twins.put(np.array([n])), twins.put(np.array([-1]))
+    idx, vals = twins.put(np.full(size, -1, np.int64)), twins.put(np.zeros(size, dtype))
+    twins.boxes.box_pack(d_box, twins.put(touched), count, identity, idx, vals, n_out)
+    assert twins.get(n_out)[0] == n and twins.get(count)[0] == 0
+    assert (twins.get(d_box) == identity).all()
+    itemsize = np.dtype(dtype).itemsize
+    if n * (8 + itemsize) < size * itemsize:
+        assert np.array_equal(twins.get(idx)[:n], touched[:n])
+        assert np.array_equal(twins.get(vals)[:n], box[touched[:n]])
+    else:
+        assert np.array_equal(twins.get(vals), box)
