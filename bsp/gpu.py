@@ -4,7 +4,8 @@ kernels_gpu/. Imported only when a plan has GPU partitions and --device resolves
 Each partition has its own CUDA stream (its kernels queue there, so the CPU partition's kernel runs
 while they execute) and a pair of events that time its compute phase. Copies to and from the host
 are counted like the emulated partition's; host-side staging uses pinned memory so that copies run
-at the bus's full rate.
+at the bus's full rate. The buffers the exchange keeps (`mapped_all`) are mapped pinned memory:
+the partition's kernels write the messages they send there and read the ones they get in place.
 """
 
 import contextlib
