@@ -166,7 +166,8 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     proc = _run("experiments.gpu_budget", "--scale", "9", "--device", "emulated",
                 "--gpu-memory", "8K", "--trials", "1", "--threads", "1", "--json", str(out))
     records = json.loads(out.read_text())["records"]
-    assert len(records) == 4 * 3 and "DIFFERS" not in proc.stdout
+    assert len(records) == 4 * 4 and "DIFFERS" not in proc.stdout
+    assert "best hybrid / gpu only: " in proc.stdout
     assert {r["check"] for r in records} == {"reference", "same"}
     assert all(0 < r["cpu_share"] < 1 for r in records if "auto" in r["configuration"])
     out = tmp_path / "bench.json"
