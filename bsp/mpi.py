@@ -45,6 +45,7 @@ from mpi4py import MPI
 from kernels_cpu import boxes as _boxes
 from partitioners.plan import LocalView
 from partitioners.ranks import RankPlan, rank_meta
+from totem_py.errors import InputError
 
 from .engine import Engine
 from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes, pack_bits,
@@ -563,7 +564,14 @@ class MpiEngine(Engine):
                 missing.append(key)
         if missing:
             scatter_views(self.comm, self.source_plan, self.plan, missing)
-        super().prepare(algorithm)
+        try:    # a rank's bad input (a budget too small to stream its edges) stops every rank
+            super().prepare(algorithm)
+            failed = None
+        except InputError as exc:
+            failed = f"rank {self.comm.rank}: {exc}"
+        failed = next(filter(None, self.comm.allgather(failed)), None)
+        if failed:
+            raise InputError(failed)
         for name in algorithm.views():
             self._exchange(name)
 

@@ -246,6 +246,11 @@ def profile_path(path=None):
 _warned = set()
 
 
+def without_warning(path=None):
+    """load_profile will not warn about `path` in this process (MPI ranks other than 0)."""
+    _warned.add(profile_path(path))
+
+
 def load_profile(path=None, warn=True):
     """The Profile at `path` (default: profile_path()). No file: Profile.fallback(), with one
     warning line on stderr (once per path and process) unless warn=False. A file that cannot be

@@ -97,6 +97,40 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
         sum(r["bytes_sent"] for r in m["per_rank"])
 
 
+def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
+    """GPU partitions over their --gpu-memory stream the rest on every rank, by each engine: the
+    same distances as one process, each rank's chunks in the superstep records, the transfer
+    record summed over the ranks; a budget too small to stream on some rank is exit 2, one line."""
+    common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "HIGH",
+              "--cpu-share", "0.3", "--device", "emulated", "--gpu-memory", "128K",
+              "--chunk-bytes", "2K", "--trials", "1", "--quiet"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
+                          tmp_path / "one.npy"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert one.returncode == 0, one.stderr
+    for transfer in ("filter", "compaction", "auto"):
+        proc = launch(2, "-m", "totem_py.run", *common, "--transfer", transfer, "--verify",
+                      "--output", tmp_path / "two.npy", "--json", tmp_path / "two.json")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.count("warning: no transfer profile") <= 1
+        assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
+        m = json.loads((tmp_path / "two.json").read_text())
+        assert m["verified"] is True and m["transfer_mode"] == transfer
+        t = m["transfer"]
+        assert t["streamed_edge_bytes"] > 0 and t["chunks"] > t["resident_chunks"] > 0
+        streamed = {k: v for k, v in t["engine_share"].items() if k != "resident" and v > 0}
+        assert streamed if transfer == "auto" else set(streamed) == {transfer}
+        if transfer != "auto":
+            assert t[f"{transfer}_bytes"] == sum(s.get(f"{transfer}_bytes", 0)
+                                                 for s in m["per_superstep"]) > 0
+        gpus = {str(p) for p, part in enumerate(m["partitions"]) if part["kind"] == "gpu"}
+        assert {p["rank"] for p in m["partitions"] if p["kind"] == "gpu"} == {0, 1}
+        assert gpus == {pid for s in m["per_superstep"] for pid in s.get("chunks", {})}
+    proc = launch(2, "-m", "totem_py.run", *common[:-5], "--chunk-bytes", "8K", "--trials", "1")
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "too small to stream", "--chunk-bytes 8192")
+
+
 def _one_error_line(proc, *words):
     # (stripped: under load, the launcher's own output can interleave with the ranks' lines)
     ours = [line.strip() for line in proc.stderr.splitlines() if line.lstrip().startswith("error:")]

@@ -95,7 +95,7 @@ def run_ranks(argv, comm):
     from .errors import check_memory
     from .generators import graph_from_spec
     from .harness import (TRANSFERS, choose_share, gpu_budget, make_algorithm, prepare_graph,
-                          traversed_edges)
+                          transfer_summary, traversed_edges)
     from .progress import Progress
     from .run import _atomic_write, _share, build_parser, parse_bytes, print_report
 
@@ -119,24 +119,29 @@ def run_ranks(argv, comm):
         if args.transfer not in TRANSFERS:
             raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, "
                              f"not {args.transfer!r}")
-        if args.transfer in ("filter", "compaction"):
-            raise NotImplementedError(f"--transfer {args.transfer} under mpirun: streamed edges "
-                                      "run in one process only so far (auto, resident and "
-                                      "zerocopy work across ranks, with edges in GPU or mapped "
-                                      "memory)")
-        if parse_bytes(args.gpu_cache, "--gpu-cache") != 0:
-            raise NotImplementedError("--gpu-cache under mpirun: streamed edges, and so their "
-                                      "cache, run in one process only so far")
+        chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes")
+        if chunk < 64:
+            raise InputError(f"--chunk-bytes must be at least 64, got {chunk}")
+        cache = parse_bytes(args.gpu_cache, "--gpu-cache")
         if args.mpi_timeout is not None and args.mpi_timeout <= 0:
             raise InputError(f"--mpi-timeout must be a positive number of seconds, "
                              f"got {args.mpi_timeout}")
-        return share, budget
-    share, budget = collective(comm, options)
+        return share, budget, chunk, cache
+    share, budget, chunk, cache = collective(comm, options)
     node_size = node_place(comm)[1]
     threads = args.threads or default_threads(node_size)
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
     progress = Progress(enabled=False if (args.quiet or not root) else None)
+    if not root:        # a missing transfer profile is said once, by rank 0
+        from bsp.transfer_model import without_warning
+        without_warning()
     strategy = args.partition.upper()
+
+    # ranks sharing a device share its memory
+    per_gpu = comm.bcast(collective(comm, lambda: gpu_budget(device, budget), root_only=True))
+    if per_gpu is not None and device == "gpu":
+        from bsp.gpu import device_count
+        per_gpu //= max(1, -(-node_size * max(args.gpus, 1) // device_count()))
 
     def load():
         progress.phase(f"loading {args.graph} on rank 0 of {ranks}")
@@ -148,12 +153,8 @@ def run_ranks(argv, comm):
         graph = prepare_graph(graph, alg)
         cpu_share = share
         if share == "auto":
-            # ranks sharing a device share its memory; every rank's GPU partitions together hold
-            # (1 - share) of the edges, as with ranks x gpus GPU partitions in one process
-            per_gpu = gpu_budget(device, budget)
-            if per_gpu is not None and device == "gpu":
-                from bsp.gpu import device_count
-                per_gpu //= max(1, -(-node_size * max(args.gpus, 1) // device_count()))
+            # every rank's GPU partitions together hold (1 - share) of the edges, as with
+            # ranks x gpus GPU partitions in one process
             cpu_share = choose_share(graph, alg, strategy, args.gpus * ranks, device, per_gpu,
                                      args.transfer, args.seed)
         check_memory(2 * graph.nbytes, "partitioning the graph")
@@ -166,17 +167,19 @@ def run_ranks(argv, comm):
     graph, alg, source, plan, stats, cpu_share = loaded if root else (None,) * 6
     alg, source, cpu_share = comm.bcast((alg, source, cpu_share) if root else None)
 
-    zerocopy = args.transfer == "zerocopy"
     rank_plan = scatter_plan(comm, plan)
-    edges = EdgeOptions("zerocopy" if zerocopy else "resident")
+    # auto, filter and compaction stream what exceeds the budget (as harness.run does)
+    in_place = args.transfer in ("resident", "zerocopy")
+    edges = EdgeOptions(args.transfer if device != "cpu" else "resident",
+                        budget if in_place else per_gpu, chunk, cache=cache)
     engine = MpiEngine(rank_plan, comm, device, progress if root else None, edges,
                        source_plan=plan, timeout=args.mpi_timeout)
     t0 = time.perf_counter()
-    engine.prepare(alg)
+    engine.prepare(alg)     # a rank's bad input raises the same InputError on every rank
     prepare_s = time.perf_counter() - t0
 
     def fits():
-        if budget is None or device == "cpu" or zerocopy:
+        if budget is None or device == "cpu" or args.transfer != "resident":
             return
         for p in engine.parts:
             if p.kind == "gpu" and p.graph_bytes > budget:
@@ -198,8 +201,11 @@ def run_ranks(argv, comm):
         h2d = sum(p.h2d_bytes for p in engine.parts) - h2d0
     progress.done()
     mine = dict(rank=comm.rank, host=socket.gethostname(), threads=numba.get_num_threads(),
-                times=times, collect_s=collect_s, records=records, h2d=h2d,
+                times=times, collect_s=collect_s, records=records,
+                transfer=transfer_summary(engine, records, h2d),
                 parts=[dict(pid=p.pid, kind=p.kind, graph_bytes=p.graph_bytes,
+                            on_gpu_bytes=sum(v.device_bytes for v in p.placed_views())
+                            if p.kind == "gpu" and device != "cpu" else 0,
                             gpu=getattr(p, "device_id", None)) for p in engine.parts])
     everyone = comm.gather(mine, root=0)
 
@@ -224,6 +230,26 @@ def run_ranks(argv, comm):
     return 0
 
 
+STREAM_COUNTS = ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache", "cache_bytes")
+
+
+def merge_transfer(per_rank, records):
+    """One run's `transfer` record from every rank's (harness.transfer_summary) and the merged
+    superstep records: counts summed, the volume ratio and the engine shares over the sums."""
+    out = {}
+    for t in per_rank:
+        for k, v in t.items():
+            if k not in ("volume_ratio", "engine_share"):
+                out[k] = out.get(k, 0) + v
+    if "streamed_edge_bytes" in out:
+        moved = sum(out[k] for k in STREAM_COUNTS if k != "cache")
+        out["volume_ratio"] = moved / max(out["streamed_edge_bytes"], 1)
+        served = {k: sum(r["engines"][k] for r in records) for k in records[0]["engines"]}
+        total = max(sum(served.values()), 1)
+        out["engine_share"] = {k: v / total for k, v in served.items()}
+    return out
+
+
 def merge_records(per_rank):
     """One list of superstep records from every rank's: partition times side by side (each
     rank filled in its own pids), exchange time the slowest rank's, counts summed, and the
@@ -241,6 +267,12 @@ def merge_records(per_rank):
         out["messages"] = sum(s["messages"] for s in steps)
         out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
         out["engines"] = {k: sum(s["engines"][k] for s in steps) for k in rec["engines"]}
+        for k in STREAM_COUNTS:     # streamed edges: bytes and cache use, chunk letters by pid
+            if any(k in s for s in steps):
+                out[k] = sum(s.get(k, 0) for s in steps)
+        chunks = {pid: c for s in steps for pid, c in s.get("chunks", {}).items()}
+        if chunks:
+            out["chunks"] = chunks
         out["bytes_sent"] = sum(s["bytes_sent"] for s in steps)
         out["ranks"] = [dict(compute_s=s["rank_compute_s"], exchange_s=s["exchange_s"],
                              vote_s=s["vote_s"], bytes_sent=s["bytes_sent"]) for s in steps]
@@ -256,12 +288,11 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
     records = merge_records([r["records"] for r in everyone])
     trials = [max(r["times"][t] for r in everyone) for t in range(len(everyone[0]["times"]))]
     time_s = statistics.median(trials)
-    zerocopy = args.transfer == "zerocopy"
     by_pid = {p["pid"]: (r["rank"], p) for r in everyone for p in r["parts"]}
     parts = []
     for pid, row in enumerate(stats["partitions"]):
         rank, p = by_pid[pid]
-        on_gpu = p["graph_bytes"] if p["kind"] == "gpu" and device != "cpu" and not zerocopy else 0
+        on_gpu = p["on_gpu_bytes"]
         parts.append(dict(kind=p["kind"], rank=rank, gpu=p["gpu"], vertices=row["vertices"],
                           edges=row["edges"], boundary_edges=row["boundary_edges"],
                           remote_vertices=row["remote_vertices"], on_gpu_bytes=int(on_gpu),
@@ -293,10 +324,7 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
                                     for t in range(len(trials))),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,
-        transfer=dict(h2d_bytes=int(sum(r["h2d"] for r in everyone)),
-                      edge_bytes=int(sum(r["parts"][i]["graph_bytes"] for r in everyone
-                                         for i in range(len(r["parts"]))
-                                         if r["parts"][i]["kind"] == "gpu"))),
+        transfer=merge_transfer([r["transfer"] for r in everyone], records),
         verified=verified)
 
 
