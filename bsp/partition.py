@@ -77,6 +77,7 @@ class DeviceView:
                                              part.view_cache)
                 self.stream.reset()         # every run starts with an empty cache
             self.device_bytes = self.stream.device_bytes
+            self.host_bytes = self.stream.edge_bytes
             return
         self.stream = None
         if self.indices is None:
@@ -84,6 +85,7 @@ class DeviceView:
         if weights:
             self.weights
         self.device_bytes = 0 if opts.mapped else need
+        self.host_bytes = need if opts.mapped else 0    # edge data read from host memory
 
     @property
     def weights(self):

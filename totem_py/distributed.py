@@ -95,7 +95,7 @@ def run_ranks(argv, comm):
     from .errors import check_memory
     from .generators import graph_from_spec
     from .harness import (TRANSFERS, choose_share, gpu_budget, make_algorithm, prepare_graph,
-                          transfer_summary, traversed_edges)
+                          placed_bytes, transfer_summary, traversed_edges)
     from .progress import Progress
     from .run import _atomic_write, _share, build_parser, parse_bytes, print_report
 
@@ -204,9 +204,8 @@ def run_ranks(argv, comm):
                 times=times, collect_s=collect_s, records=records,
                 transfer=transfer_summary(engine, records, h2d),
                 parts=[dict(pid=p.pid, kind=p.kind, graph_bytes=p.graph_bytes,
-                            on_gpu_bytes=sum(v.device_bytes for v in p.placed_views())
-                            if p.kind == "gpu" and device != "cpu" else 0,
-                            gpu=getattr(p, "device_id", None)) for p in engine.parts])
+                            placed=placed_bytes(p, device), gpu=getattr(p, "device_id", None))
+                       for p in engine.parts])
     everyone = comm.gather(mine, root=0)
 
     def report():
@@ -292,11 +291,11 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
     parts = []
     for pid, row in enumerate(stats["partitions"]):
         rank, p = by_pid[pid]
-        on_gpu = p["on_gpu_bytes"]
+        on_gpu, on_host = p["placed"]
         parts.append(dict(kind=p["kind"], rank=rank, gpu=p["gpu"], vertices=row["vertices"],
                           edges=row["edges"], boundary_edges=row["boundary_edges"],
                           remote_vertices=row["remote_vertices"], on_gpu_bytes=int(on_gpu),
-                          on_host_bytes=int(p["graph_bytes"] - on_gpu)))
+                          on_host_bytes=int(on_host)))
     per_rank = []
     for r in everyone:
         steps = r["records"]

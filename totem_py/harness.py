@@ -113,6 +113,16 @@ def choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
     return auto_share(graph, strategy, gpus, 0.9 * budget / views, per_edge, seed)
 
 
+def placed_bytes(part, device):
+    """(bytes on the GPU, bytes of graph data read from host memory) of a partition: a GPU
+    partition's device buffers (edges, and the staging buffers and cache of streamed ones) and
+    its streamed or mapped edges; a CPU partition's graph data is all on the host."""
+    if part.kind != "gpu" or device == "cpu":
+        return 0, int(part.graph_bytes)
+    views = part.placed_views()
+    return (int(sum(v.device_bytes for v in views)), int(sum(v.host_bytes for v in views)))
+
+
 def transfer_summary(engine, records, h2d):
     """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
     bytes moved by each engine and loaded into the GPU cache, their sum over the streamed edge
@@ -233,12 +243,11 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):
-        views = p.placed_views()
-        on_gpu = sum(v.device_bytes for v in views) if p.kind == "gpu" and device != "cpu" else 0
+        on_gpu, on_host = placed_bytes(p, device)
         parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
                           boundary_edges=row["boundary_edges"],
                           remote_vertices=row["remote_vertices"],
-                          on_gpu_bytes=int(on_gpu), on_host_bytes=int(p.graph_bytes - on_gpu)))
+                          on_gpu_bytes=on_gpu, on_host_bytes=on_host))
     metrics = dict(
         algorithm=name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
