@@ -241,11 +241,12 @@ def _deliver_one(part, view, view_name, peer, a, idx, vals):
         chunk_copy(vals, 0, vals.size, out)
         _crossed(part, vals.nbytes)
         return Inbox(part.views[view_name].peer_lvid[peer], dev)
-    (lvid, out), dev = part.mapped_all((idx.size, np.int64), (idx.size, vals.dtype),
-                                       reuse="deliver")
     if part.kind == "cpu":
+        (lvid,), _ = part.mapped_all((idx.size, np.int64), reuse="deliver")
         _boxes.box_positions(view.peer_lvid(peer), idx, a, lvid)
         return Inbox(lvid, vals)
+    (lvid, out), dev = part.mapped_all((idx.size, np.int64), (idx.size, vals.dtype),
+                                       reuse="deliver")
     _boxes.box_place(view.peer_lvid(peer), idx, a, vals, lvid, out)
     _crossed(part, lvid.nbytes + out.nbytes)
     return Inbox(*dev)

@@ -31,6 +31,7 @@ import traceback
 import numpy as np
 
 from .errors import InputError, VerificationError
+from .harness import MOVED, transfer_ratios
 
 
 class Agreed(Exception):
@@ -95,7 +96,7 @@ def run_ranks(argv, comm):
     from .errors import check_memory
     from .generators import graph_from_spec
     from .harness import (TRANSFERS, choose_share, gpu_budget, make_algorithm, prepare_graph,
-                          placed_bytes, transfer_summary, traversed_edges)
+                          placed_bytes, transfer_counts, traversed_edges)
     from .progress import Progress
     from .run import _atomic_write, _share, build_parser, parse_bytes, print_report
 
@@ -202,7 +203,7 @@ def run_ranks(argv, comm):
     progress.done()
     mine = dict(rank=comm.rank, host=socket.gethostname(), threads=numba.get_num_threads(),
                 times=times, collect_s=collect_s, records=records,
-                transfer=transfer_summary(engine, records, h2d),
+                transfer=transfer_counts(engine, records, h2d),
                 parts=[dict(pid=p.pid, kind=p.kind, graph_bytes=p.graph_bytes,
                             placed=placed_bytes(p, device), gpu=getattr(p, "device_id", None))
                        for p in engine.parts])
@@ -229,24 +230,14 @@ def run_ranks(argv, comm):
     return 0
 
 
-STREAM_COUNTS = ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache", "cache_bytes")
-
-
 def merge_transfer(per_rank, records):
-    """One run's `transfer` record from every rank's (harness.transfer_summary) and the merged
-    superstep records: counts summed, the volume ratio and the engine shares over the sums."""
+    """One run's `transfer` record from every rank's counts (harness.transfer_counts) and the
+    merged superstep records: the counts summed, the ratios over the sums."""
     out = {}
     for t in per_rank:
         for k, v in t.items():
-            if k not in ("volume_ratio", "engine_share"):
-                out[k] = out.get(k, 0) + v
-    if "streamed_edge_bytes" in out:
-        moved = sum(out[k] for k in STREAM_COUNTS if k != "cache")
-        out["volume_ratio"] = moved / max(out["streamed_edge_bytes"], 1)
-        served = {k: sum(r["engines"][k] for r in records) for k in records[0]["engines"]}
-        total = max(sum(served.values()), 1)
-        out["engine_share"] = {k: v / total for k, v in served.items()}
-    return out
+            out[k] = out.get(k, 0) + v
+    return transfer_ratios(out, records)
 
 
 def merge_records(per_rank):
@@ -266,7 +257,7 @@ def merge_records(per_rank):
         out["messages"] = sum(s["messages"] for s in steps)
         out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
         out["engines"] = {k: sum(s["engines"][k] for s in steps) for k in rec["engines"]}
-        for k in STREAM_COUNTS:     # streamed edges: bytes and cache use, chunk letters by pid
+        for k in MOVED + ("cache",):    # streamed edges: bytes and cache use, chunk letters
             if any(k in s for s in steps):
                 out[k] = sum(s.get(k, 0) for s in steps)
         chunks = {pid: c for s in steps for pid, c in s.get("chunks", {}).items()}

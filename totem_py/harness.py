@@ -123,30 +123,44 @@ def placed_bytes(part, device):
     return (int(sum(v.device_bytes for v in views)), int(sum(v.host_bytes for v in views)))
 
 
+MOVED = ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache_bytes")
+
+
 def transfer_summary(engine, records, h2d):
     """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
     bytes moved by each engine and loaded into the GPU cache, their sum over the streamed edge
     bytes, each engine's share of the chunks served, and the queue vertices the cache served."""
+    return transfer_ratios(transfer_counts(engine, records, h2d), records)
+
+
+def transfer_counts(engine, records, h2d):
+    """transfer_summary's counts, which add up over processes (its ratios do not)."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
     streams = [v.stream for p in engine.parts for v in p.placed_views() if v.stream is not None]
     if not streams:
         return out
-    moved = {k: sum(r.get(k, 0) for r in records)
-             for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache_bytes")}
-    served = {k: sum(r["engines"][k] for r in records)
-              for k in ("resident", "filter", "compaction", "zerocopy")}
-    streamed = sum(s.edge_bytes for s in streams)
-    total = max(sum(served.values()), 1)
-    out.update(moved, streamed_edge_bytes=int(streamed),
-               volume_ratio=sum(moved.values()) / max(streamed, 1),
-               engine_share={k: v / total for k, v in served.items()},
+    out.update({k: sum(r.get(k, 0) for r in records) for k in MOVED},
+               streamed_edge_bytes=int(sum(s.edge_bytes for s in streams)),
                chunks=sum(s.nchunks for s in streams),
                resident_chunks=sum(s.n_resident for s in streams),
                cache=int(sum(r.get("cache", 0) for r in records)),
                cache_capacity_bytes=int(sum(s.cache_capacity * (s.width + s.wwidth)
                                             for s in streams)))
     return out
+
+
+def transfer_ratios(counts, records):
+    """`counts` with, for streamed edges, the bytes moved over the streamed edge bytes and each
+    engine's share of the chunks served (from the superstep records)."""
+    if "streamed_edge_bytes" not in counts:
+        return counts
+    served = {k: sum(r["engines"][k] for r in records)
+              for k in ("resident", "filter", "compaction", "zerocopy")}
+    total = max(sum(served.values()), 1)
+    return dict(counts, volume_ratio=sum(counts[k] for k in MOVED)
+                / max(counts["streamed_edge_bytes"], 1),
+                engine_share={k: v / total for k, v in served.items()})
 
 
 def plan_key(plan):
