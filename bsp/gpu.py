@@ -146,6 +146,9 @@ class GpuPartition(Partition):
     def copied(self, slot):
         with cupy.cuda.Device(self.device_id):
             self._slot_copied[slot].record(self.copy_stream)
+
+    def wait_copied(self, slot):
+        with cupy.cuda.Device(self.device_id):
             self.stream.wait_event(self._slot_copied[slot])
 
     def release(self, slot):

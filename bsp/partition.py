@@ -308,7 +308,11 @@ class Partition:
         self.h2d_bytes += (hi - lo) * buf.itemsize
 
     def copied(self, slot):
-        """Kernels queued from now on wait for the copies into `slot`."""
+        """Mark the copies into `slot` queued so far (right after queueing them)."""
+
+    def wait_copied(self, slot):
+        """Kernels queued from now on wait for the copies into `slot` that `copied` marked last
+        (so that copies queued since, into the other slots, run beside those kernels)."""
 
     def release(self, slot):
         """Copies into `slot` queued from now on wait for the kernels queued so far."""

@@ -366,6 +366,7 @@ class EdgeStream:
 
         def walk():
             for j in range(len(groups)):
+                self.part.wait_copied(j % 2)
                 yield (j, *copies[j])
                 self.part.release(j % 2)
                 if j + 2 < len(groups):
@@ -434,6 +435,7 @@ class EdgeStream:
             qd, od = part.to_device(q), part.to_device(offsets)
             self.stats["compaction_bytes"] += q.nbytes + offsets.nbytes
             part.copied(2)
+            part.wait_copied(2)
             k.chunk_index(qd, q.size, od, self.index)
             yield (self.index, part.shifted(self.compact[0], 0, total),
                    None if self.compact[1] is None else part.shifted(self.compact[1], 0, total),
@@ -499,5 +501,6 @@ class EdgeStream:
             self.stats["compaction_bytes"] += (hi - lo) * buf.itemsize
             out.append(part.shifted(buf, lo, hi))
         part.copied(2)
+        part.wait_copied(2)
         yield self.indptr, out[0], out[1], int(self.starts[c]), int(self.starts[c + 1])
         part.release(2)
