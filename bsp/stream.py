@@ -48,6 +48,7 @@ from .transfer_model import ENGINES, load_profile
 FILTER, COMPACTION, ZEROCOPY = range(3)
 RESIDENT = 3
 CODES = "FCZR"          # per chunk and superstep in the statistics; '.' for an idle chunk
+LETTERS = np.frombuffer(b"." + CODES.encode(), "S1")     # indexed by code + 1
 # kernels_gpu/chunks.py keeps per-chunk totals and per-segment counts in shared arrays of 1024:
 # a superstep has 4 fixed segments (resident, zero-copy, compaction, cache) and at most one filter
 # group per chunk, so 1020 chunks keep the segments within them
@@ -164,6 +165,9 @@ class EdgeStream:
         self.full = (rows, sizes, self.chunk_lines)   # every row whole: (vertices, edges, lines)
         self.heads = (rows, head, head * (2 if weights else 1))   # every row's first line only
         self.profile = load_profile(warn=transfer == "auto") if transfer == "auto" else None
+        if self.profile is not None:       # what a whole chunk's copy costs does not change
+            self.tef_rows = self.profile.filter_s(sizes * bpe)
+            self.tef_queue = self.tef_rows + FILTER_GROUP_S / self.merge
         self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
         self.stats = self._empty_stats()
 
@@ -187,7 +191,6 @@ class EdgeStream:
         active = edges > 0
         if self.transfer == "auto":
             bpe = self.width + self.wwidth
-            chunk = np.diff(self.ends) * bpe
             pm = self.profile
             # how much of the chunk's lines the reads touch. The lines of active rows cluster
             # (rows are consecutive, adjacent short rows share lines), so a chunk whose lines are
@@ -195,9 +198,7 @@ class EdgeStream:
             # (1 - share)^2, not 1 - share (measured on the H200 machine, rmat:22 SSSP: 70% of
             # the lines read went at 41 GB/s, where the linear weight predicts 29)
             density = 1.0 - (1.0 - lines / np.maximum(self.chunk_lines, 1)) ** 2
-            tef, tiz = pm.filter_s(chunk), pm.zerocopy_s(lines, density)
-            if not rows:
-                tef = tef + FILTER_GROUP_S / self.merge
+            tef, tiz = (self.tef_rows if rows else self.tef_queue), pm.zerocopy_s(lines, density)
             tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
             picked = pm.choose(tef, tec, tiz)
             compact = active & (picked == COMPACTION)
@@ -213,17 +214,13 @@ class EdgeStream:
 
     def _groups(self, codes):
         """Runs of up to `merge` adjacent filter chunks: [(first chunk, end chunk)]."""
-        groups, c = [], 0
-        while c < self.nchunks:
-            if codes[c] == FILTER:
-                d = c + 1
-                while d < self.nchunks and d - c < self.merge and codes[d] == FILTER:
-                    d += 1
-                groups.append((c, d))
-                c = d
-            else:
-                c += 1
-        return groups
+        f = np.flatnonzero(codes == FILTER)
+        if f.size == 0:
+            return []
+        run = np.concatenate([[0], np.cumsum(np.diff(f) > 1)])     # run of adjacent chunks
+        first = f[np.concatenate([[0], np.flatnonzero(np.diff(run)) + 1])][run]
+        cut = np.flatnonzero((f - first) % self.merge == 0)          # a group starts
+        return list(zip(f[cut].tolist(), (f[np.append(cut[1:], f.size) - 1] + 1).tolist()))
 
     # -- statistics -------------------------------------------------------------------------
 
@@ -235,9 +232,10 @@ class EdgeStream:
 
     def _record(self, codes, lines):
         s = self.stats
-        s["chunks"] += "".join("." if c < 0 else CODES[c] for c in codes)
+        s["chunks"] += LETTERS[codes + 1].tobytes().decode()
+        counts = np.bincount(codes + 1, minlength=len(LETTERS))
         for code, name in enumerate(ENGINES + ("resident",)):
-            s[name] += int(np.count_nonzero(codes == code))
+            s[name] += int(counts[code + 1])
         s["zerocopy_bytes"] += int(lines[codes == ZEROCOPY].sum()) * 128
 
     def take_stats(self):

@@ -76,11 +76,8 @@ CALIBRATE = "python -m totem_py.calibrate"
 def choose(tef, tec, tiz, alpha=ALPHA, beta=BETA):
     """Engine codes (int8: FILTER, COMPACTION, ZEROCOPY) from the per-chunk costs of filter,
     compaction and zero-copy, by HyTGraph's rule (module docstring)."""
-    tef, tec, tiz = np.broadcast_arrays(np.asarray(tef, dtype=np.float64),
-                                        np.asarray(tec, dtype=np.float64),
-                                        np.asarray(tiz, dtype=np.float64))
-    codes = np.full(tef.shape, FILTER, dtype=np.int8)
-    codes[tiz < tef] = ZEROCOPY
+    tef, tec, tiz = np.broadcast_arrays(tef, tec, tiz)
+    codes = np.where(tiz < tef, ZEROCOPY, FILTER).astype(np.int8)
     codes[(tec < alpha * tef) & (tec < beta * tiz)] = COMPACTION
     return codes
 
