@@ -38,7 +38,7 @@ def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     assert "MTEPS" in proc.stdout
 
 
-@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc"])
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc", "pagerank_delta"])
 def test_output_and_json(tmp_path, algorithm):
     out, js = tmp_path / "r.npy", tmp_path / "m.json"
     proc = run_cli("--graph", DATA / "tiny.txt", "--algorithm", algorithm, "--source", 0,

@@ -12,7 +12,8 @@ from toys import rmat_small, toy_graphs, with_random_weights
 from totem_py import reference
 from totem_py.errors import VerificationError
 from totem_py.graph import Graph
-from totem_py.verify import verify, verify_bc, verify_bfs, verify_cc, verify_pagerank, verify_sssp
+from totem_py.verify import (verify, verify_bc, verify_bfs, verify_cc, verify_pagerank,
+                             verify_pagerank_delta, verify_sssp)
 
 TOYS = toy_graphs()
 NONEMPTY = [name for name, g in TOYS.items() if g.n_vertices]
@@ -71,13 +72,15 @@ def case(name):
 def test_empty_graph():
     g = TOYS["empty"]
     for result in (reference.bfs_levels(g, 0), reference.sssp_distances(g, 0),
-                   reference.pagerank(g, 5), reference.components(g), reference.betweenness(g, [])):
+                   reference.pagerank(g, 5), reference.components(g), reference.betweenness(g, []),
+                   reference.pagerank_delta(g), reference.pagerank_limit(g)):
         assert result.shape == (0,)
     verify("bfs", g, np.empty(0, np.int64), source=0)
     verify("sssp", g, np.empty(0), source=0)
     verify("pagerank", g, np.empty(0), iterations=5)
     verify("cc", g, np.empty(0, np.int64))
     verify("bc", g, np.empty(0), sources=[])
+    verify("pagerank_delta", g, np.empty(0), tolerance=0.01)
 
 
 # --- hand-checked toy answers --------------------------------------------------------------------
@@ -203,6 +206,34 @@ def test_pagerank_matches_dense(name, iterations):
                                rtol=1e-10, atol=1e-14)
 
 
+def dense_limit(graph, d=0.85):
+    """PageRank's fixed point, (I - d P) r = (1 - d) / n, solved directly."""
+    n = graph.n_vertices
+    counts = np.zeros((n, n))
+    u, v = edges_of(graph)
+    np.add.at(counts, (v, u), 1.0)
+    outdeg = counts.sum(axis=0)
+    P = np.divide(counts, outdeg, out=np.zeros_like(counts), where=outdeg > 0)
+    return np.linalg.solve(np.eye(n) - d * P, np.full(n, (1 - d) / n))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_pagerank_limit_and_delta(name):
+    """The limit by power iteration is the solved fixed point; PageRank-Delta stays below it,
+    within tolerance * d / (1 - d) in L1, and gets there as the tolerance shrinks."""
+    g = case(name)
+    limit = dense_limit(g)
+    np.testing.assert_allclose(reference.pagerank_limit(g), limit, rtol=1e-10, atol=1e-15)
+    errors = []
+    for tol in (1e-1, 1e-2, 1e-4, 1e-8):
+        below = limit - reference.pagerank_delta(g, tol)
+        assert (below >= -1e-12).all()
+        assert below.sum() <= tol * 0.85 / 0.15 + 1e-12
+        errors.append(below.sum())
+    assert all(a + 1e-15 >= b for a, b in zip(errors, errors[1:]))
+    assert errors[-1] <= max(1e-6 * errors[0], 1e-15)
+
+
 # --- BC against networkx and brute force ---------------------------------------------------------
 
 def simple_graph(graph):
@@ -285,6 +316,7 @@ def reference_results(g):
         "pagerank": (g, reference.pagerank(g, 10), dict(iterations=10)),
         "cc": (g, reference.components(g), {}),
         "bc": (g, reference.betweenness(g, sources_of(g)), dict(sources=sources_of(g))),
+        "pagerank_delta": (g, reference.pagerank_delta(g, 1e-3), dict(tolerance=1e-3)),
     }
 
 
@@ -380,6 +412,15 @@ def test_verify_pagerank_and_bc_reject():
         verify_pagerank(g, 10, bad)
     with pytest.raises(VerificationError):
         verify_pagerank(g, 9, ranks)  # one round short
+    ranks = reference.pagerank_delta(g, 1e-4)
+    bad = ranks.copy()
+    bad[17] += 1e-9                     # above the limit somewhere: a residual pushed twice
+    with pytest.raises(VerificationError, match="vertex 17"):
+        verify_pagerank_delta(g, 1e-4, bad)
+    with pytest.raises(VerificationError, match="L1 distance"):
+        verify_pagerank_delta(g, 1e-4, ranks * 0.99)      # mass lost on the way
+    with pytest.raises(VerificationError):
+        verify_pagerank_delta(g, 1e-6, reference.pagerank_delta(g, 1e-2))   # stopped too early
     sources = sources_of(g)
     scores = reference.betweenness(g, sources)
     top = int(np.argmax(scores))

@@ -150,7 +150,7 @@ def run_ranks(argv, comm):
                                 weighted=args.algorithm == "sssp")
         progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
         alg, source = make_algorithm(args.algorithm, graph, args.source, args.iterations,
-                                     args.seed)
+                                     args.seed, args.tolerance)
         graph = prepare_graph(graph, alg)
         cpu_share = share
         if share == "auto":
@@ -215,7 +215,8 @@ def run_ranks(argv, comm):
             from .verify import verify
             verify(alg.name, graph, values, source=source,
                    sources=[source] if source is not None else None,
-                   iterations=getattr(alg, "iterations", None))
+                   iterations=getattr(alg, "iterations", None),
+                   tolerance=getattr(alg, "tolerance", None))
             verified = True
         m = metrics(args, graph, alg, source, strategy, cpu_share, share == "auto", device, stats,
                     everyone, values, prepare_s, verified, traversed_edges)
@@ -306,7 +307,7 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
         partition=strategy, hub_sort=args.hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         gpus=args.gpus, device=device, transfer_mode=args.transfer, source=source,
-        iterations=getattr(alg, "iterations", None),
+        iterations=getattr(alg, "iterations", None), tolerance=getattr(alg, "tolerance", None),
         ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=trials,

@@ -12,7 +12,7 @@ import numpy as np
 from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, check_hub_sort, partition as make_plan
 
-from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank
+from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
 from .errors import InputError, check_memory
 
@@ -35,7 +35,7 @@ def default_source(graph, seed=0):
     return int(np.random.default_rng(seed).choice(candidates))
 
 
-def make_algorithm(name, graph, source=None, iterations=5, seed=0):
+def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01):
     """An Algorithm object from its name and options; returns (algorithm, source used)."""
     if isinstance(name, Algorithm):
         return name, source
@@ -59,6 +59,10 @@ def make_algorithm(name, graph, source=None, iterations=5, seed=0):
         if iterations < 1:
             raise InputError(f"--iterations must be at least 1, got {iterations}")
         return PageRank(iterations), None
+    if name == "pagerank_delta":
+        if not tolerance > 0:
+            raise InputError(f"--tolerance must be positive, got {tolerance}")
+        return PageRankDelta(tolerance), None
     return ALGORITHMS[name](), None
 
 
@@ -86,6 +90,8 @@ def traversed_edges(name, graph, values, records, sources):
         return int(sum(r.get("frontier_edges", 0) for r in records) + deg[sources].sum())
     if name == "pagerank":
         return graph.n_edges * sum(1 for r in records)
+    if name == "pagerank_delta":    # the first step pushes from every vertex (tolerance < 1 - d)
+        return graph.n_edges + sum(r["frontier_edges"] for r in records)
     return graph.n_edges
 
 
@@ -171,18 +177,19 @@ def plan_key(plan):
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0):
+        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
     cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
     again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
     "hytgraph" or "off"); it changes speed only. `gpu_cache`: bytes of each GPU partition's budget
-    for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream)."""
+    for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream). `tolerance`:
+    PageRank-Delta's (totem_py/algorithms/pagerank_delta.py)."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
     check_hub_sort(hub_sort)
-    alg, source = make_algorithm(algorithm, graph, source, iterations, seed)
+    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance)
     graph = prepare_graph(graph, alg)
     strategy = partition
     auto = cpu_share == "auto"
@@ -250,7 +257,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     if verify:
         from .verify import verify as _verify
         _verify(name, graph, values, source=source, sources=[source] if source is not None else None,
-                iterations=getattr(alg, "iterations", None))
+                iterations=getattr(alg, "iterations", None),
+                tolerance=getattr(alg, "tolerance", None))
         verified = True
     time_s = statistics.median(times)
     edges = traversed_edges(name, graph, values, records, [source] if source is not None else [])
@@ -269,6 +277,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         cpu_share_model=model, gpus=gpus, device=device,
         transfer_mode=transfer, gpu_cache=int(gpu_cache),
         source=source, iterations=getattr(alg, "iterations", None),
+        tolerance=getattr(alg, "tolerance", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times,
         collect_s=statistics.median(collect_s),

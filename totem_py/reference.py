@@ -11,6 +11,9 @@ Semantics (DESIGN.md, "Results"):
            Parallel edges: the lightest one counts. Self-loops never shorten a path.
   pagerank exactly K rounds of r(v) = (1-d)/n + d * sum over in-edges (u,v) of r(u)/outdeg(u),
            r0 = 1/n, no dangling redistribution; parallel edges and self-loops count.
+  pagerank_delta  the same ranks' limit (K -> infinity) reached by pushing residuals until none
+           exceeds tolerance / n, synchronously (all active vertices of a round push at once);
+           result rank + residual. `pagerank_limit` is that limit by power iteration.
   cc       weakly connected component label = smallest vertex id in the component (int64).
   bc       Brandes betweenness, unnormalised, directed, hop distances, from the given sources only.
 
@@ -103,6 +106,50 @@ def pagerank(graph, iterations, damping=0.85):
         incoming = np.bincount(dst, weights=ranks[src] / out_degree[src], minlength=n)
         ranks = (1.0 - damping) / n + damping * incoming
     return ranks
+
+
+def pagerank_limit(graph, damping=0.85, tol=1e-14):
+    """The fixed point of `pagerank`'s rounds, by rounds until the L1 change is below tol (the
+    error left is then below tol * d / (1 - d)); at most 10000 rounds."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    share = damping / graph.out_degree.astype(np.float64)[src]
+    ranks = np.full(n, (1.0 - damping) / n)
+    for _ in range(10000):
+        new = (1.0 - damping) / n + np.bincount(dst, weights=ranks[src] * share, minlength=n)
+        change = np.abs(new - ranks).sum()
+        ranks = new
+        if change < tol:
+            break
+    return ranks
+
+
+def pagerank_delta(graph, tolerance=0.01, damping=0.85):
+    """PageRank-Delta, serially: rank 0 and residual (1-d)/n everywhere; each round every vertex
+    whose residual exceeds tolerance / n adds it to its rank and passes d * residual / outdeg to
+    each out-edge's head; until no residual exceeds it. Returns rank + residual."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    indptr, indices = graph.indptr.tolist(), graph.indices.tolist()
+    rank = [0.0] * n
+    residual = [(1.0 - damping) / n] * n
+    threshold = tolerance / n
+    active = [v for v in range(n) if residual[v] > threshold]
+    while active:
+        taken = [residual[v] for v in active]
+        for v, r in zip(active, taken):
+            residual[v] = 0.0
+            rank[v] += r
+        for v, r in zip(active, taken):
+            deg = indptr[v + 1] - indptr[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                residual[indices[e]] += damping * r / deg
+        active = [v for v in range(n) if residual[v] > threshold]
+    return np.array(rank) + np.array(residual)
 
 
 def components(graph):

@@ -42,7 +42,7 @@ def build_parser():
                    help="file (.txt/.el/.csv/.wel/.mtx/.gr/.npz, .gz ok) or rmat:SCALE[:EF] / "
                         f"uniform:SCALE[:EF] (default {DEFAULT_GRAPH})")
     p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
-    p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc")
+    p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc, pagerank_delta")
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
     p.add_argument("--hub-sort", default="degree",
                    help="local order inside each partition: degree (every vertex by out-degree, "
@@ -70,6 +70,9 @@ def build_parser():
                         "meaningful when edges stream (default 0: no cache)")
     p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
     p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
+    p.add_argument("--tolerance", type=float, default=0.01,
+                   help="pagerank_delta: a vertex is active while its residual exceeds "
+                        "tolerance / n (default 0.01)")
     p.add_argument("--trials", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -134,7 +137,8 @@ def main(argv=None):
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"),
-                 hub_sort=args.hub_sort, gpu_cache=parse_bytes(args.gpu_cache, "--gpu-cache"))
+                 hub_sort=args.hub_sort, gpu_cache=parse_bytes(args.gpu_cache, "--gpu-cache"),
+                 tolerance=args.tolerance)
     m = result.metrics
     if args.output:
         _atomic_write(args.output, lambda f: np.save(f, result.values))

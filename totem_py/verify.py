@@ -9,6 +9,9 @@
             there are as many labels as weakly connected components (scipy counts them).
   pagerank  no cheap property pins down the ranks after a finite number of rounds: L1 distance to
             the serial reference.
+  pagerank_delta  below the limit of PageRank's rounds everywhere, and within tolerance * d / (1 - d)
+            of it in L1 (what stopping with every residual at most tolerance / n guarantees;
+            totem_py/algorithms/pagerank_delta.py), the limit by power iteration.
   bc        compared with the serial Brandes reference (relative plus small absolute tolerance).
 
 Each verifier returns None, or raises VerificationError naming the first bad vertex. Edge checks
@@ -141,6 +144,27 @@ def verify_pagerank(graph, iterations, ranks, tol=1e-4):
                                 f"has {ranks[w]:.6g}, expected {expected[w]:.6g}")
 
 
+def verify_pagerank_delta(graph, tolerance, ranks, damping=0.85):
+    ranks = _as_result(graph, ranks, "pagerank_delta")
+    if graph.n_vertices == 0:
+        return
+    ranks = ranks.astype(np.float64)
+    exact = reference.pagerank_limit(graph, damping)
+    below = exact - ranks
+    slack = 1e-9 * exact + 1e-15                  # rounding in sums of up to n terms
+    bad = ~(below >= -slack)                        # NaN counts as bad
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"pagerank_delta: vertex {w} has {ranks[w]:.9g}, above the "
+                                f"limit {exact[w]:.9g}")
+    bound = tolerance * damping / (1.0 - damping)
+    if below.sum() > bound + slack.sum():
+        w = int(np.argmax(below))
+        raise VerificationError(f"pagerank_delta: L1 distance {below.sum():.3g} to the limit > "
+                                f"tolerance * d / (1 - d) = {bound:.3g}; worst vertex {w} has "
+                                f"{ranks[w]:.6g}, limit {exact[w]:.6g}")
+
+
 def verify_cc(graph, labels):
     labels = _as_result(graph, labels, "cc")
     n = graph.n_vertices
@@ -188,8 +212,9 @@ def verify_bc(graph, sources, scores, rtol=1e-5, atol=1e-6):
         raise VerificationError(f"bc: vertex {w} has {scores[w]:.6g}, expected {expected[w]:.6g}")
 
 
-def verify(name, graph, result, source=None, sources=None, iterations=None):
-    """Run the verifier of algorithm `name` ('bfs', 'sssp', 'pagerank', 'cc', 'bc')."""
+def verify(name, graph, result, source=None, sources=None, iterations=None, tolerance=None):
+    """Run the verifier of algorithm `name` ('bfs', 'sssp', 'pagerank', 'cc', 'bc',
+    'pagerank_delta')."""
     if name in ("bfs", "sssp"):
         if source is None:
             raise ValueError(f"{name} verification needs a source")
@@ -198,6 +223,10 @@ def verify(name, graph, result, source=None, sources=None, iterations=None):
         if iterations is None:
             raise ValueError("pagerank verification needs the number of iterations")
         return verify_pagerank(graph, iterations, result)
+    if name == "pagerank_delta":
+        if tolerance is None:
+            raise ValueError("pagerank_delta verification needs the tolerance")
+        return verify_pagerank_delta(graph, tolerance, result)
     if name == "cc":
         return verify_cc(graph, result)
     if name == "bc":

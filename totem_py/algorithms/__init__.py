@@ -5,8 +5,10 @@ from .bc import BC
 from .bfs import BFS
 from .cc import CC
 from .pagerank import PageRank
+from .pagerank_delta import PageRankDelta
 from .sssp import SSSP
 
-ALGORITHMS = {"bfs": BFS, "pagerank": PageRank, "sssp": SSSP, "cc": CC, "bc": BC}
+ALGORITHMS = {"bfs": BFS, "pagerank": PageRank, "sssp": SSSP, "cc": CC, "bc": BC,
+              "pagerank_delta": PageRankDelta}
 
-__all__ = ["ALGORITHMS", "BFS", "PageRank", "SSSP", "CC", "BC"]
+__all__ = ["ALGORITHMS", "BFS", "PageRank", "PageRankDelta", "SSSP", "CC", "BC"]
