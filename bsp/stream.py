@@ -5,7 +5,11 @@ The edges (and weights, for algorithms that read them) stay in pinned, mapped ho
 into chunks of consecutive rows holding about `chunk_bytes` of indices each. The first chunks, as
 many as the budget holds beside the row index and the staging buffers, are copied to the device
 once and read from there (with `hub_sort` "degree", the default, or "hytgraph" the partitioner
-puts the hubs first, so they hold the hubs' rows; with "off" they hold the lowest ids'). Each
+puts the hubs first, so they hold the hubs' rows; with "off" they hold the lowest ids'). The
+staging buffers follow the resident chunks in the same device arrays; under auto, the chunks
+that fit in their room stay resident too until the first superstep whose copies would save more
+than reading those chunks over the bus costs (the model's figures for that superstep); from then
+on to the end of the run, the room is the buffers' (forced zero-copy needs no buffers). Each
 superstep the kernel that walks the edges runs once per *segment*, a set of queue vertices whose
 rows one data path serves:
 
@@ -109,8 +113,8 @@ class EdgeStream:
         window = max(int(np.convolve(sizes, np.ones(self.merge, np.int64))[:max(nchunks, 1)].max(
             initial=0)), 1)
         self.capacity = window                        # edges per staging buffer
-        # the budget holds edge data: 2 staging buffers, the compaction buffer, the cache and the
-        # resident chunks (the row indexes, hotness, cache flags and scratch queues, n-sized,
+        # the budget holds edge data: 2 staging buffers and the compaction buffer (after the
+        # resident chunks, in the same arrays), the cache and the resident chunks (the row indexes, hotness, cache flags and scratch queues, n-sized,
         # count as vertex state) (forced zero-copy reads in place and needs no buffers)
         buffers = 0 if transfer == "zerocopy" else window
         self.cache_capacity = max(int(cache), 0) // bpe      # edges the cache holds
@@ -126,20 +130,37 @@ class EdgeStream:
                 f"partition {part.pid}'s "
                 f"{int(ends[-1] - ends[0])} edges: {need} "
                 f"(--chunk-bytes {chunk_bytes}, {self.merge} chunks per copy)")
-        fit = np.flatnonzero((ends - ends[0]) * bpe <= budget - fixed)
-        self.n_resident = int(fit[-1]) if fit.size else 0          # chunks 0..n_resident-1
-        e_res = int(ends[self.n_resident])
-        to = part.to_device
-        self.res_indices = to(view.indices[:e_res], count=False)
-        self.res_weights = to(self.weights[:e_res], count=False) if weights else None
+
+        def fitting(room):     # chunks 0..k-1 fit `room` bytes
+            fit = np.flatnonzero((ends - ends[0]) * bpe <= room)
+            return int(fit[-1]) if fit.size else 0
+
+        # resident chunks 0..n_resident-1 beside the staging buffers; auto keeps n_lazy
+        # resident in the staging room too until a superstep first wants a copy (`_unstage`)
+        self.n_resident = self.n_staged = fitting(budget - fixed)
+        self.lazy = self.can_lazy = transfer == "auto" and buffers > 0
+        if self.lazy:
+            self.n_resident = fitting(budget - cache_bytes)
+        self.n_lazy, self.e_lazy = self.n_resident, int(ends[self.n_resident])
+        base = int(ends[self.n_staged])          # the staging buffers, in the same arrays
+        size = max(self.e_lazy, base + 3 * buffers)
+        xp, to = part.xp, part.to_device
+
+        def resident(host):
+            out = xp.empty(size, host.dtype)
+            out[:self.e_lazy] = to(host[:self.e_lazy], count=False)
+            return out
+        self.res_indices = resident(view.indices)
+        self.res_weights = resident(self.weights) if weights else None
         self.host_indices = part.mapped(view.indices)
         self.host_weights = part.mapped(self.weights) if weights else None
+
+        def buffer(j):
+            return tuple(None if a is None else a[base + j * buffers:base + (j + 1) * buffers]
+                         for a in (self.res_indices, self.res_weights))
+        self.staging = [buffer(0), buffer(1)]
+        self.compact = buffer(2)
         wtype = self.weights.dtype if weights else None
-        xp = part.xp
-        self.staging = [(xp.empty(buffers, view.indices.dtype),
-                         xp.empty(buffers, wtype) if weights else None) for _ in range(2)]
-        self.compact = (xp.empty(buffers, view.indices.dtype),
-                        xp.empty(buffers, wtype) if weights else None)
         self.compact_host = (part.pinned(buffers, view.indices.dtype),
                              part.pinned(buffers, wtype) if weights else None)
         self.index = xp.zeros(n + 1, np.int64)        # row index of the compacted rows
@@ -156,7 +177,7 @@ class EdgeStream:
         self.cached = xp.zeros(max(n, 1), np.uint8)
         self.hot = xp.zeros(max(n, 1) if self.cache_capacity else 0, np.int64)
         self.n_cached = self.processed = 0
-        self.device_bytes = int(fixed + e_res * bpe)     # edge data on the device
+        self.device_bytes = int(cache_bytes + size * bpe)     # edge data on the device
         self.edge_bytes = int(ends[-1] - ends[0]) * bpe
         # the distinct lines of each chunk: rows that share a line are read once however many
         # of them are active, so no engine reads more than this
@@ -172,6 +193,13 @@ class EdgeStream:
             self.tef_queue = self.tef_rows + FILTER_GROUP_S / self.merge
         self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
         self.stats = self._empty_stats()
+
+    def _unstage(self):
+        """Auto's first copy: chunks n_staged.. stop being resident, their room being the
+        staging buffers'."""
+        self.lazy = False
+        self.n_resident = self.n_staged
+        self.first = int(self.starts[self.n_staged])
 
     # -- the choice -------------------------------------------------------------------------
 
@@ -208,6 +236,17 @@ class EdgeStream:
             saved = np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
             if compact.any() and saved < COMPACTION_FIXED_S:
                 picked[compact] = np.where(tiz < tef, ZEROCOPY, FILTER)[compact]
+            if self.lazy:       # a copy takes the staging room from the lazily resident chunks
+                copy = active & (picked != ZEROCOPY)
+                copy[:self.n_resident] = False
+                if copy.any():
+                    gain = (tiz - np.where(picked == FILTER, tef, tec))[copy].sum()
+                    lazy = slice(self.n_staged, self.n_resident)
+                    loss = np.minimum(tef, tiz)[lazy][active[lazy]].sum()
+                    if gain > loss:
+                        self._unstage()
+                    else:
+                        picked[copy] = ZEROCOPY
         else:
             picked = np.full(self.nchunks, ENGINES.index(self.transfer), np.int8)
         codes[active] = picked[active]
@@ -252,6 +291,15 @@ class EdgeStream:
         self.cached.fill(0)
         self.hot.fill(0)
         self.n_cached = self.processed = 0
+        if self.can_lazy and not self.lazy:      # the staging room holds its chunks again
+            lo, hi = int(self.ends[self.n_staged]), self.e_lazy
+            for out, host in ((self.res_indices, self.view.indices),
+                              (self.res_weights, self.weights)):
+                if out is not None:
+                    out[lo:hi] = self.part.to_device(host[lo:hi], count=False)
+            self.lazy = True
+            self.n_resident = self.n_lazy
+            self.first = int(self.starts[self.n_lazy])
 
     def _track(self, queue, qlen):
         """Add the queue's streamed rows to their hotness; once the queues since the last

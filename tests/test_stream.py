@@ -15,6 +15,7 @@ from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
 from partitioners import partition
 from totem_py import generate
+from totem_py import reference as ref
 from totem_py.algorithms import SSSP
 from totem_py.algorithms.sssp import default_delta
 from totem_py.errors import InputError
@@ -203,6 +204,31 @@ def test_rows_not_read_are_not_streamed():
         assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))
         s = stream.take_stats()
         assert s["zerocopy_bytes"] <= 128 * stream.chunk_lines[stream.n_resident:].sum()
+
+
+def test_auto_keeps_the_staging_room_resident_until_a_copy_pays(monkeypatch):
+    """Auto starts every run with the chunks that fit in the staging buffers' room resident
+    (n_lazy of them); a superstep whose copies pay gives the room to the buffers (n_staged
+    resident) for the rest of the run, and the next run starts with the room's chunks copied
+    back. Zero-copy at 1 MB/s, so that copies pay; results as the reference."""
+    from bsp.transfer_model import Profile
+    slow = Profile(memcpy_h2d_Bps=50e9, zerocopy_seq_Bps=1e6, zerocopy_random_Bps=1e6,
+                   measured=("memcpy", "zerocopy"))
+    monkeypatch.setattr(bsp.stream, "load_profile", lambda warn=True: slow)
+    g = with_random_weights(generate("rmat:11", seed=2, undirected=True), 5)
+    engine = Engine(partition(g, "HIGH", cpu_share=0.0, gpus=1), "emulated",
+                    edges=EdgeOptions("auto", **streaming(g)))
+    source = default_source(g)
+    want = ref.sssp_distances(g, source)
+    for _ in range(2):
+        view = engine.parts[0].view("out", True)
+        view.prepare(True)
+        stream = view.stream
+        assert stream.lazy and stream.n_staged < stream.n_lazy == stream.n_resident
+        got, records = engine.run(SSSP(source))
+        assert not stream.lazy and stream.n_resident == stream.n_staged
+        assert np.allclose(got, want)
+        assert sum(r["engines"]["filter"] + r["engines"]["compaction"] for r in records) > 0
 
 
 def test_cli_streams_with_a_small_budget(tmp_path):
