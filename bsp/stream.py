@@ -113,9 +113,10 @@ class EdgeStream:
         window = max(int(np.convolve(sizes, np.ones(self.merge, np.int64))[:max(nchunks, 1)].max(
             initial=0)), 1)
         self.capacity = window                        # edges per staging buffer
-        # the budget holds edge data: 2 staging buffers and the compaction buffer (after the
-        # resident chunks, in the same arrays), the cache and the resident chunks (the row indexes, hotness, cache flags and scratch queues, n-sized,
-        # count as vertex state) (forced zero-copy reads in place and needs no buffers)
+        # the budget holds edge data: the resident chunks, then 2 staging buffers and the
+        # compaction buffer in the same arrays, and the cache (the row indexes, hotness, cache
+        # flags and scratch queues, n-sized, count as vertex state) (forced zero-copy reads in
+        # place and needs no buffers)
         buffers = 0 if transfer == "zerocopy" else window
         self.cache_capacity = max(int(cache), 0) // bpe      # edges the cache holds
         cache_bytes = self.cache_capacity * bpe

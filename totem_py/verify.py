@@ -9,9 +9,10 @@
             there are as many labels as weakly connected components (scipy counts them).
   pagerank  no cheap property pins down the ranks after a finite number of rounds: L1 distance to
             the serial reference.
-  pagerank_delta  below the limit of PageRank's rounds everywhere, and within tolerance * d / (1 - d)
-            of it in L1 (what stopping with every residual at most tolerance / n guarantees;
-            totem_py/algorithms/pagerank_delta.py), the limit by power iteration.
+  pagerank_delta  below the limit of PageRank's rounds everywhere, and within
+            tolerance * d / (1 - d) of it in L1 (what stopping with every residual at most
+            tolerance / n guarantees; totem_py/algorithms/pagerank_delta.py), the limit by power
+            iteration.
   bc        compared with the serial Brandes reference (relative plus small absolute tolerance).
 
 Each verifier returns None, or raises VerificationError naming the first bad vertex. Edge checks
