@@ -112,13 +112,14 @@ class DeviceView:
             return ((self.indptr, self.indices, self._weights, queue, qlen),)
         return self.stream.queue_segments(queue, qlen)
 
-    def row_segments(self, reads=None):
+    def row_segments(self, reads=None, warps=True):
         """(indptr, indices, weights, first row, end row) tuples covering the rows 0..n_local-1
-        that the kernel reads; `reads` says which and how much (EdgeStream.row_segments): a
-        hint for streamed edges, ignored otherwise."""
+        that the kernel reads; `reads` says which and how much, `warps` whether the kernel maps
+        a warp or a thread per row (EdgeStream.row_segments): hints for streamed edges, ignored
+        otherwise."""
         if self.stream is None:
             return ((self.indptr, self.indices, self._weights, 0, self.n_local),)
-        return self.stream.row_segments(reads)
+        return self.stream.row_segments(reads, warps)
 
     @functools.cached_property
     def nonempty_rows(self):

@@ -204,20 +204,22 @@ class EdgeStream:
 
     # -- the choice -------------------------------------------------------------------------
 
-    def _decide(self, counts, rows=False):
+    def _decide(self, counts, rows=False, warps=False):
         """Engine codes from the per-chunk (vertices, edges, lines) of a superstep, the lines
         capped at each chunk's distinct lines; recorded in the statistics."""
         vertices, edges, lines = counts
         lines = np.minimum(lines, self.chunk_lines)
-        codes = self.choose(vertices, edges, lines, rows)
+        codes = self.choose(vertices, edges, lines, rows, warps)
         self._record(codes, lines)
         return codes
 
-    def choose(self, vertices, edges, lines, rows=False):
+    def choose(self, vertices, edges, lines, rows=False, warps=False):
         """Engine code per chunk (-1 idle): resident chunks, then the forced or cheapest engine.
         `lines` are the distinct lines read (at most the chunk's). `rows`: a kernel over all
         rows, whose compaction copies whole chunks (never cheaper than filter, so auto does not
-        pick it)."""
+        pick it). `warps`: it maps a warp per row, and zero-copy reads go at the profile's rate
+        for such kernels (else at its rate for a thread per edge or per row, whose neighbouring
+        threads' reads coalesce)."""
         codes = np.full(self.nchunks, -1, np.int8)
         active = edges > 0
         if self.transfer == "auto":
@@ -229,21 +231,24 @@ class EdgeStream:
             # (1 - share)^2, not 1 - share (measured on the H200 machine, rmat:22 SSSP: 70% of
             # the lines read went at 41 GB/s, where the linear weight predicts 29)
             density = 1.0 - (1.0 - lines / np.maximum(self.chunk_lines, 1)) ** 2
-            tef, tiz = (self.tef_rows if rows else self.tef_queue), pm.zerocopy_s(lines, density)
+            tef = self.tef_rows if rows else self.tef_queue
+            tiz = pm.zerocopy_s(lines, density, warps)
             tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
             picked = pm.choose(tef, tec, tiz)
             compact = active & (picked == COMPACTION)
             compact[:self.n_resident] = False
-            saved = np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
-            if compact.any() and saved < COMPACTION_FIXED_S:
+            if compact.any() and (np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
+                                  < COMPACTION_FIXED_S):
                 picked[compact] = np.where(tiz < tef, ZEROCOPY, FILTER)[compact]
             if self.lazy:       # a copy takes the staging room from the lazily resident chunks
                 copy = active & (picked != ZEROCOPY)
                 copy[:self.n_resident] = False
                 if copy.any():
+                    # for the rest of the run: worth it if this superstep's copies save more
+                    # than moving those chunks whole once costs (a copy of them; a superstep
+                    # that skips them would otherwise free the room for a marginal gain)
                     gain = (tiz - np.where(picked == FILTER, tef, tec))[copy].sum()
-                    lazy = slice(self.n_staged, self.n_resident)
-                    loss = np.minimum(tef, tiz)[lazy][active[lazy]].sum()
+                    loss = self.tef_rows[self.n_staged:self.n_resident].sum()
                     if gain > loss:
                         self._unstage()
                     else:
@@ -493,12 +498,12 @@ class EdgeStream:
 
     # -- kernels over all rows --------------------------------------------------------------
 
-    def row_segments(self, reads=None):
+    def row_segments(self, reads=None, warps=True):
         """(indptr, indices, weights, first row, end row) covering every row the kernel reads:
         `reads` None, every row whole; "heads", every row's first line (CC's sampled links); or
         a callable giving per row 0 (not read: the kernel skips it), 1 (its first line) or 2
         (whole), as a bool or uint8 array on the device, evaluated only here. Chunks whose rows
-        are not read are left out."""
+        are not read are left out. `warps`: the kernel maps a warp per row (`choose`)."""
         if callable(reads):
             per_row = reads()
             if per_row.dtype == np.bool_:
@@ -511,7 +516,7 @@ class EdgeStream:
             counts = self.part.to_host(cnt, count=False)[:, :self.nchunks]
         else:
             counts = self.heads if reads == "heads" else self.full
-        codes = self._decide(counts, rows=True)
+        codes = self._decide(counts, rows=True, warps=warps)
         starts = self.starts
         if self.n_resident:
             yield self.indptr, self.res_indices, self.res_weights, 0, int(starts[self.n_resident])

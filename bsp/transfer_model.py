@@ -12,9 +12,12 @@ computes the cost of the three engines (NumPy arrays, one entry per chunk) and `
                 compaction_s(edge_bytes, n_vertices), with moved = edge_bytes + 8 n_vertices,
                                           = moved / memcpy_h2d_Bps + moved / compaction_Bps
     zerocopy    the kernel reads the active rows from mapped host memory in 128-byte requests:
-                zerocopy_s(lines, density)
+                zerocopy_s(lines, density, warps)
                                           = 128 lines x ((1 - density) / zerocopy_random_Bps
-                                                         + density / zerocopy_seq_Bps)
+                                                         + density / dense rate)
+                the dense rate being what the engine's own kernels read a whole mapped CSR at:
+                zerocopy_rows_Bps (kernels mapping a warp per row) or zerocopy_edges_Bps (a
+                thread per edge, or per row); zerocopy_seq_Bps where not measured
 
 `lines` counts the 128-byte requests of the active rows, misaligned starts included (the paper's
 ceil(D d1 / m) + am(v)); `zerocopy_lines` computes it from the rows' byte offsets and lengths.
@@ -22,8 +25,12 @@ ceil(D d1 / m) + am(v)); `zerocopy_lines` computes it from the rows' byte offset
 
 The zero-copy interpolation. The time per byte is linear in the density: isolated rows (density
 -> 0) go at the rate of random aligned 128-byte requests, measured by the calibration, and a
-chunk whose edges are all active (density 1) reads its rows back to back, at the rate of a
-coalesced sequential stream. (Throughput is thus the weighted harmonic mean of the two.) This is
+chunk whose edges are all active (density 1) reads its rows back to back, at the rate the
+engine's kernels read a whole graph's rows (measured by the calibration with the engine's
+PageRank kernels; a coalesced stream of 16-byte loads, zerocopy_seq_Bps, is 1.4x faster on the
+H100 machine than those kernels' 4-byte loads, and pricing dense chunks at it made auto read
+whole chunks over the bus that filter copies faster). (Throughput is thus the weighted harmonic
+mean of the two.) This is
 the paper's damping RTT_zc = gamma RTT + (1 - gamma) density RTT, written per byte: with
 RTT = 32 KiB / memcpy rate, its per-line time is gamma RTT / 256 for sparse requests and RTT / 256
 for dense ones, i.e. zerocopy_random_Bps = memcpy / gamma and zerocopy_seq_Bps = memcpy.
@@ -98,6 +105,10 @@ class Profile:
     memcpy_h2d_Bps       pinned host-to-device cudaMemcpyAsync, best sustained rate at >= 32 MB
     zerocopy_seq_Bps     zero-copy reads of mapped pinned memory, coalesced sequential stream
     zerocopy_random_Bps  zero-copy reads, random aligned 128-byte requests (bytes read / s)
+    zerocopy_rows_Bps    an engine kernel mapping a warp per row reading a whole mapped CSR,
+                         edge bytes / s; 0: not measured (zerocopy_seq_Bps is used)
+    zerocopy_edges_Bps   the same for a kernel mapping a thread per edge (load-balanced); also
+                         used for a thread per row, whose neighbouring reads coalesce as well
     compaction_Bps       CPU gather into pinned staging, bytes written (edges + index) / s;
                          math.inf: not counted (the paper's rule)
     memcpy_latency_s     added to each filter copy
@@ -113,6 +124,8 @@ class Profile:
     zerocopy_random_Bps: float
     compaction_Bps: float = math.inf
     memcpy_latency_s: float = 0.0
+    zerocopy_rows_Bps: float = 0.0
+    zerocopy_edges_Bps: float = 0.0
     tlp_bytes: int = 0
     device: str = "unknown"
     date: str = ""
@@ -153,13 +166,15 @@ class Profile:
                  + INDEX_BYTES * np.asarray(n_vertices, dtype=np.float64))
         return self._moved(moved) / self.memcpy_h2d_Bps + moved / self.compaction_Bps
 
-    def zerocopy_s(self, lines, density):
+    def zerocopy_s(self, lines, density, warps=False):
         """Seconds to read `lines` 128-byte requests over the bus from a chunk whose proportion
-        of active edges is `density` (ImpTM-zero-copy; interpolation in the module docstring)."""
+        of active edges is `density` (ImpTM-zero-copy; interpolation in the module docstring),
+        by a kernel mapping a warp per row (`warps`) or a thread per edge or row."""
         d = np.clip(np.asarray(density, dtype=np.float64), 0.0, 1.0)
         nbytes = np.asarray(lines, dtype=np.float64) * LINE_BYTES
-        return self._moved(nbytes) * ((1.0 - d) / self.zerocopy_random_Bps
-                                      + d / self.zerocopy_seq_Bps)
+        dense = (self.zerocopy_rows_Bps if warps else self.zerocopy_edges_Bps) \
+            or self.zerocopy_seq_Bps
+        return self._moved(nbytes) * ((1.0 - d) / self.zerocopy_random_Bps + d / dense)
 
     choose = staticmethod(choose)
 
@@ -170,6 +185,8 @@ class Profile:
                "memcpy_h2d_Bps": self.memcpy_h2d_Bps,
                "memcpy_latency_s": self.memcpy_latency_s,
                "zerocopy_seq_Bps": self.zerocopy_seq_Bps,
+               "zerocopy_rows_Bps": self.zerocopy_rows_Bps or None,
+               "zerocopy_edges_Bps": self.zerocopy_edges_Bps or None,
                "zerocopy_random_Bps": {**self.tables.get("zerocopy_random_Bps", {}),
                                        str(LINE_BYTES): self.zerocopy_random_Bps},
                "compaction_Bps": None if math.isinf(self.compaction_Bps) else self.compaction_Bps,
@@ -219,11 +236,18 @@ class Profile:
         if not isinstance(measured, list) or not all(isinstance(m, str) for m in measured):
             raise bad("measured must be a list of names")
         core = {"version", "device", "date", "measured", "memcpy_h2d_Bps", "memcpy_latency_s",
-                "zerocopy_seq_Bps", "compaction_Bps", "tlp_bytes"}
+                "zerocopy_seq_Bps", "zerocopy_rows_Bps", "zerocopy_edges_Bps", "compaction_Bps",
+                "tlp_bytes"}
+
+        def optional(key):      # absent or null: not measured (0)
+            return 0.0 if data.get(key) is None else number(key, data[key])
+
         return cls(
             memcpy_h2d_Bps=number("memcpy_h2d_Bps", required("memcpy_h2d_Bps")),
             zerocopy_seq_Bps=number("zerocopy_seq_Bps", required("zerocopy_seq_Bps")),
             zerocopy_random_Bps=number("zerocopy_random_Bps", random),
+            zerocopy_rows_Bps=optional("zerocopy_rows_Bps"),
+            zerocopy_edges_Bps=optional("zerocopy_edges_Bps"),
             compaction_Bps=math.inf if compaction is None else number("compaction_Bps",
                                                                       compaction),
             memcpy_latency_s=number("memcpy_latency_s", data.get("memcpy_latency_s", 0.0),

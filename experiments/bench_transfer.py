@@ -25,6 +25,7 @@ import argparse
 import gc
 import json
 import sys
+import time
 
 import numpy as np
 
@@ -85,6 +86,13 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
+def save(args, graph, undirected, chunk, hub_sorts, caches, rows):
+    with open(args.json, "w") as f:
+        json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
+                       hub_sorts=hub_sorts, gpu_cache=caches, vertices=graph.n_vertices,
+                       edges=graph.n_edges, rows=rows), f, indent=1)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--graph", default="rmat:22")
@@ -113,9 +121,11 @@ def main(argv=None):
         if h not in HUB_SORTS:
             p.error(f"--hub-sort: {h!r} is not one of {', '.join(HUB_SORTS)}")
     undirected = not args.directed
+    started = time.perf_counter()
     graph = totem_py.generate(args.graph, seed=0, undirected=undirected, weighted=True)
     print(f"{args.graph} {'undirected' if undirected else 'directed'}: {graph.n_vertices} "
-          f"vertices, {graph.n_edges} edges", flush=True)
+          f"vertices, {graph.n_edges} edges (generated in "
+          f"{time.perf_counter() - started:.0f} s)", flush=True)
     chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
         int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
     others = OTHERS.get((args.graph, undirected), {})
@@ -153,13 +163,16 @@ def main(argv=None):
                     cache_served=t.get("cache", 0), cache_bytes=t.get("cache_bytes", 0),
                     steps=shares_per_step(m), metrics=m))
                 print(f"  {alg} {engine} hub sort {hub_sort} cache {cache}: "
-                      f"{1e3 * m['time_s']:.1f} ms", flush=True)
+                      f"{1e3 * m['time_s']:.1f} ms (at {time.perf_counter() - started:.0f} s)",
+                      flush=True)
             fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
             for x in results:
                 x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
                 per = x["time_ms"] / max(x["supersteps"], 1) if alg in PER_STEP else x["time_ms"]
                 x["others"] = {name: ms[alg] / per for name, ms in others.items() if alg in ms}
             rows += results
+            if args.json:       # so far: what a run stopped at its time limit has done
+                save(args, graph, undirected, chunk, hub_sorts, caches, rows)
     algs = args.algorithms.split(",")
     rows.sort(key=lambda x: algs.index(x["algorithm"]))   # stable: hub sorts side by side
     print(f"{'algorithm':<14} {'engine':<10} {'hub sort':<8} {'cache':>9} {'ms':>9} {'steps':>5} "
@@ -177,10 +190,7 @@ def main(argv=None):
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
-                           hub_sorts=hub_sorts, gpu_cache=caches, vertices=graph.n_vertices,
-                           edges=graph.n_edges, rows=rows), f, indent=1)
+        save(args, graph, undirected, chunk, hub_sorts, caches, rows)
     if args.png:
         plot(rows, args.png)
     return 0 if all(x["matches"] for x in rows) else 1

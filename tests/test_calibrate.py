@@ -5,6 +5,7 @@ The fallback profile is checked against HyTGraph's equations (1)-(3) written out
 paper (section V-A) in units of RTT, not against the module's own formulas; the gather against a
 NumPy concatenation of the rows. The calibration itself needs a GPU: `pytest -m gpu` runs it."""
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -152,6 +153,13 @@ def test_zerocopy_interpolation_and_lines():
     assert t[0] == pytest.approx(128e3 / 5e9) and t[2] == pytest.approx(128e3 / 20e9)
     assert t[1] == pytest.approx(0.5 * (t[0] + t[2])) and t[3] == 0.0
     assert p.filter_s(np.array([0, 25e9]))[1] == pytest.approx(1.0)
+    # the engine kernels' dense rates, where measured, replace the stream's, by kernel kind
+    k = dataclasses.replace(p, zerocopy_rows_Bps=10e9, zerocopy_edges_Bps=16e9)
+    dense = np.array([1000]), np.array([1.0])
+    assert k.zerocopy_s(*dense, warps=True)[0] == pytest.approx(128e3 / 10e9)
+    assert k.zerocopy_s(*dense)[0] == pytest.approx(128e3 / 16e9)
+    assert k.zerocopy_s(np.array([1000]), np.array([0.0]), True)[0] == pytest.approx(t[0])
+    assert p.zerocopy_s(*dense, warps=True)[0] == pytest.approx(t[2])
     with_latency = Profile(memcpy_h2d_Bps=1e9, zerocopy_seq_Bps=1e9, zerocopy_random_Bps=1e9,
                            memcpy_latency_s=1e-5)
     assert with_latency.filter_s(np.array([0, 1000])).tolist() == pytest.approx([0.0, 1e-6 + 1e-5])
@@ -167,6 +175,7 @@ def test_zerocopy_interpolation_and_lines():
 def measured_profile():
     return Profile(memcpy_h2d_Bps=52.1e9, zerocopy_seq_Bps=48.5e9, zerocopy_random_Bps=30.25e9,
                    compaction_Bps=6.5e9, memcpy_latency_s=2.5e-6, tlp_bytes=0,
+                   zerocopy_rows_Bps=33e9, zerocopy_edges_Bps=36e9,
                    device="NVIDIA H100 80GB HBM3", date="2025-01-01T00:00:00+00:00",
                    measured=("memcpy", "zerocopy", "compaction"),
                    tables={"zerocopy_random_Bps": {"32": 8e9, "128": 30.25e9, "512": 40e9},
@@ -178,7 +187,8 @@ def test_profile_round_trip(tmp_path):
     path = save_profile(p, tmp_path / "sub" / "profile.json")
     data = json.loads(Path(path).read_text())
     assert data["version"] == 1 and data["device"] == "NVIDIA H100 80GB HBM3" and data["date"]
-    for key in ("memcpy_h2d_Bps", "memcpy_latency_s", "zerocopy_seq_Bps", "compaction_Bps"):
+    for key in ("memcpy_h2d_Bps", "memcpy_latency_s", "zerocopy_seq_Bps", "compaction_Bps",
+                "zerocopy_rows_Bps", "zerocopy_edges_Bps"):
         assert data[key] == getattr(p, key)
     assert data["zerocopy_random_Bps"] == {"32": 8e9, "128": 30.25e9, "512": 40e9}
     q = load_profile(path)
@@ -228,6 +238,8 @@ def test_missing_profile_warns_once_and_falls_back(tmp_path, monkeypatch, capsys
      '"zerocopy_random_Bps": 1e9}', "zerocopy_seq_Bps"),
     ('{"version": 1, "memcpy_h2d_Bps": 1e9, "zerocopy_seq_Bps": 1e9, '
      '"zerocopy_random_Bps": {"32": 1e9}}', "no 128-byte entry"),
+    ('{"version": 1, "memcpy_h2d_Bps": 1e9, "zerocopy_seq_Bps": 1e9, '
+     '"zerocopy_random_Bps": 1e9, "zerocopy_rows_Bps": 0}', "zerocopy_rows_Bps must be a positive"),
 ])
 def test_malformed_profile_names_the_file(tmp_path, text, words):
     path = tmp_path / "bad.json"
@@ -356,7 +368,8 @@ def test_calibrate_on_the_gpu(tmp_path):
     data = json.loads(out.read_text())
     assert data["version"] == 1 and data["device"] and data["date"]
     assert data["measured"] == ["memcpy", "zerocopy", "compaction"]
-    for key in ("memcpy_h2d_Bps", "zerocopy_seq_Bps", "compaction_Bps"):
+    for key in ("memcpy_h2d_Bps", "zerocopy_seq_Bps", "compaction_Bps", "zerocopy_rows_Bps",
+                "zerocopy_edges_Bps", "device_rows_Bps", "device_edges_Bps"):
         assert data[key] > 0, key
     assert data["memcpy_latency_s"] >= 0
     for key in ("zerocopy_random_Bps", "zerocopy_misaligned_Bps"):

@@ -18,6 +18,12 @@ warm-up, and a table of them goes to stdout):
               S = 128), the same moved off that alignment by a random nonzero multiple of 4
               bytes below min(S, 128) (zerocopy_misaligned_Bps, by S), and a coalesced
               sequential stream of 16-byte loads (zerocopy_seq_Bps). Bytes requested per second.
+  kernels     the engine's own kernels reading every row of rmat:21 undirected (rmat:20 with
+              --quick) from mapped host memory: PageRank's pull, a warp per row
+              (zerocopy_rows_Bps: the dense rate of kernels over all rows), and PageRank-Delta's
+              push over a queue of every vertex, a thread per edge (zerocopy_edges_Bps: frontier
+              kernels); edge bytes per second. The same from device memory, for the record
+              (device_rows_Bps, device_edges_Bps).
   compaction  the engine's gather (kernels_cpu/stream.py: stream_offsets + stream_gather) on random
               CSRs of 64M edges (16M with --quick) with average degree 2, 8, 32, 128 and a sorted
               random 10% of the vertices active, into pinned staging (ordinary memory with
@@ -55,6 +61,7 @@ COPY_SIZES = tuple(MB << k for k in range(9))             # 1 MB .. 256 MB
 SUSTAINED = 32 * MB                                         # memcpy_h2d_Bps: best at >= this
 REQUEST_SIZES = (32, 64, 128, 256, 512)
 DEGREES = (2, 8, 32, 128)
+KERNEL_SCALE = 21       # measure_kernels' graph: rmat:21 undirected, 62M edges (rmat:20 --quick)
 REPRESENTATIVE_DEGREE = 8
 ACTIVE = 0.1
 TRIALS = 3
@@ -271,6 +278,35 @@ def measure_zerocopy(gpu, quick):
                 misaligned=misaligned_Bps, buffer_bytes=nbytes)
 
 
+def measure_kernels(gpu, quick):
+    """Edge bytes per second of the engine's own kernels reading every row of an R-MAT graph
+    (rmat:KERNEL_SCALE undirected) whose indices are in mapped host memory, and, for the
+    record, in device memory: PageRank's pull (a warp per row: kernels over all rows) and
+    PageRank-Delta's push over a queue of every vertex (a thread per edge: frontier kernels)."""
+    import totem_py
+    from bsp.gpu import mapped_copy
+    from kernels_gpu.pagerank import pr_pull, prd_push
+    cupy = gpu.cupy
+    graph = totem_py.generate(f"rmat:{KERNEL_SCALE - quick}", seed=1, undirected=True)
+    n = graph.n_vertices
+    indptr = cupy.asarray(graph.indptr)
+    placed = {"device": cupy.asarray(graph.indices), "mapped": mapped_copy(graph.indices)}
+    contrib, rank = cupy.ones(n, cupy.float32), cupy.zeros(n, cupy.float64)
+    queue, push = cupy.arange(n, dtype=cupy.int64), cupy.full(n, 1e-12)
+    residual, touched = cupy.zeros(n), cupy.zeros(2, cupy.int64)
+    kernels = {"rows": lambda ind: pr_pull(indptr, ind, contrib, rank, 0.15, 0.85),
+               "edges": lambda ind: prd_push(indptr, ind, n, push, residual, queue, n,
+                                             touched[:1], touched[1:])}
+    rates = {}
+    with gpu.stream:
+        for kind, kernel in kernels.items():
+            for where, indices in placed.items():
+                kernel(indices)                                     # compiles
+                rates[kind, where] = graph.indices.nbytes / gpu.time(lambda _: kernel(indices))
+    gpu.stream.synchronize()
+    return dict(rates=rates, edges=graph.n_edges, graph=f"rmat:{KERNEL_SCALE - quick}")
+
+
 # ---------------------------------------------------------------- compaction
 
 def measure_compaction(quick, empty):
@@ -390,6 +426,16 @@ def main(argv=None):
             say(f"{_size(size):>8} {_gbs(zc['random'][size])} {_gbs(zc['misaligned'][size])}")
         say(f"{'stream':>8} {_gbs(zc['zerocopy_seq_Bps'])}  (sequential, coalesced)\n")
 
+        progress.phase("the engine's kernels over mapped and device edges")
+        kern = measure_kernels(gpu, args.quick)
+        say(f"the engine's PageRank kernels over every row of {kern['graph']} undirected "
+            f"({kern['edges']} edges), edge bytes / s (GB/s)")
+        say(f"{'kernel':>8} {'mapped':>8} {'device':>8}")
+        for kind, name in (("rows", "pull"), ("edges", "push")):
+            say(f"{name:>8} {_gbs(kern['rates'][kind, 'mapped'])} "
+                f"{_gbs(kern['rates'][kind, 'device'])}")
+        say("")
+
     progress.phase("CPU compaction (kernels_cpu/stream.py)")
     comp = measure_compaction(args.quick, gpu.pinned if gpu is not None else _ordinary)
     say(f"CPU compaction into {'pinned' if gpu is not None else 'ordinary'} staging, "
@@ -420,10 +466,15 @@ def main(argv=None):
             "memcpy_h2d_pageable_Bps_by_bytes": _keyed(copy["pageable"]),
             "zerocopy_random_Bps": _keyed(zc["random"]),
             "zerocopy_misaligned_Bps": _keyed(zc["misaligned"]),
-            "zerocopy_buffer_bytes": zc["buffer_bytes"]})
+            "zerocopy_buffer_bytes": zc["buffer_bytes"],
+            "kernel_graph": kern["graph"],
+            "device_rows_Bps": kern["rates"]["rows", "device"],
+            "device_edges_Bps": kern["rates"]["edges", "device"]})
         profile = Profile(memcpy_h2d_Bps=copy["memcpy_h2d_Bps"],
                           zerocopy_seq_Bps=zc["zerocopy_seq_Bps"],
                           zerocopy_random_Bps=zc["random"][LINE_BYTES],
+                          zerocopy_rows_Bps=kern["rates"]["rows", "mapped"],
+                          zerocopy_edges_Bps=kern["rates"]["edges", "mapped"],
                           compaction_Bps=comp["compaction_Bps"],
                           memcpy_latency_s=copy["memcpy_latency_s"], tlp_bytes=0,
                           device=gpu.name, date=date,

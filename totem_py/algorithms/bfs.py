@@ -59,7 +59,7 @@ class BFS(Algorithm):
             # the locals only)
             level = s.level[:part.n_local]
             unvisited = lambda: level == UNVISITED     # noqa: E731
-            for indptr, indices, _, first, end in v.row_segments(unvisited):
+            for indptr, indices, _, first, end in v.row_segments(unvisited, warps=False):
                 k.bfs_pull(indptr, indices, end, level, box, step, q.next, q.next_len, first)
 
     def gather(self, part, step, mode):

@@ -34,7 +34,7 @@ class CC(Algorithm):
         k, s, v = part.kernels("cc"), part.state, part.views["both"]
         if step == 0:
             for r in range(k.SAMPLE):
-                for indptr, indices, _, first, end in v.row_segments("heads"):
+                for indptr, indices, _, first, end in v.row_segments("heads", warps=False):
                     k.cc_link_sample(indptr, indices, end, s.comp, r, first)
                 k.cc_compress(s.comp)
             giant = k.cc_frequent(s.comp[:v.n_local], 1024, self.seed)
