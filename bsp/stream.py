@@ -47,7 +47,7 @@ import concurrent.futures
 
 import numpy as np
 
-from .transfer_model import ENGINES, load_profile
+from .transfer_model import ALPHA, BETA as BETA_RULE, ENGINES, load_profile
 
 FILTER, COMPACTION, ZEROCOPY = range(3)
 RESIDENT = 3
@@ -192,6 +192,7 @@ class EdgeStream:
         if self.profile is not None:       # what a whole chunk's copy costs does not change
             self.tef_rows = self.profile.filter_s(sizes * bpe)
             self.tef_queue = self.tef_rows + FILTER_GROUP_S / self.merge
+            self.lazy_loss = float(self.tef_rows[self.n_staged:self.n_resident].sum())
         self.pool = concurrent.futures.ThreadPoolExecutor(1) if part.device == "gpu" else None
         self.stats = self._empty_stats()
 
@@ -221,41 +222,30 @@ class EdgeStream:
         for such kernels (else at its rate for a thread per edge or per row, whose neighbouring
         threads' reads coalesce)."""
         codes = np.full(self.nchunks, -1, np.int8)
-        active = edges > 0
         if self.transfer == "auto":
-            bpe = self.width + self.wwidth
+            # one compiled pass (kernels_cpu/stream.py) of: the costs of bsp/transfer_model.py
+            # and HyTGraph's rule; compaction only if it saves COMPACTION_FIXED_S in all; while
+            # the staging room holds chunks (lazy), copies only if they save more than copying
+            # those chunks once costs (the room is then the buffers' for the rest of the run:
+            # a superstep that skips those chunks would otherwise free it for a marginal gain).
+            # The zero-copy cost's density: how much of the chunk's lines the reads touch. The
+            # lines of active rows cluster (rows are consecutive, adjacent short rows share
+            # lines), so a chunk whose lines are partly read streams nearly as a sequential read
+            # does: the random rate weighs (1 - share)^2, not 1 - share (measured on the H200
+            # machine, rmat:22 SSSP: 70% of the lines read went at 41 GB/s, where the linear
+            # weight predicts 29)
+            from kernels_cpu.stream import auto_choose
             pm = self.profile
-            # how much of the chunk's lines the reads touch. The lines of active rows cluster
-            # (rows are consecutive, adjacent short rows share lines), so a chunk whose lines are
-            # partly read streams nearly as a sequential read does: the random rate weighs
-            # (1 - share)^2, not 1 - share (measured on the H200 machine, rmat:22 SSSP: 70% of
-            # the lines read went at 41 GB/s, where the linear weight predicts 29)
-            density = 1.0 - (1.0 - lines / np.maximum(self.chunk_lines, 1)) ** 2
-            tef = self.tef_rows if rows else self.tef_queue
-            tiz = pm.zerocopy_s(lines, density, warps)
-            tec = np.full(self.nchunks, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
-            picked = pm.choose(tef, tec, tiz)
-            compact = active & (picked == COMPACTION)
-            compact[:self.n_resident] = False
-            if compact.any() and (np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
-                                  < COMPACTION_FIXED_S):
-                picked[compact] = np.where(tiz < tef, ZEROCOPY, FILTER)[compact]
-            if self.lazy:       # a copy takes the staging room from the lazily resident chunks
-                copy = active & (picked != ZEROCOPY)
-                copy[:self.n_resident] = False
-                if copy.any():
-                    # for the rest of the run: worth it if this superstep's copies save more
-                    # than moving those chunks whole once costs (a copy of them; a superstep
-                    # that skips them would otherwise free the room for a marginal gain)
-                    gain = (tiz - np.where(picked == FILTER, tef, tec))[copy].sum()
-                    loss = self.tef_rows[self.n_staged:self.n_resident].sum()
-                    if gain > loss:
-                        self._unstage()
-                    else:
-                        picked[copy] = ZEROCOPY
-        else:
-            picked = np.full(self.nchunks, ENGINES.index(self.transfer), np.int8)
-        codes[active] = picked[active]
+            if auto_choose(vertices, edges, lines, self.chunk_lines,
+                           self.tef_rows if rows else self.tef_queue, rows,
+                           self.width + self.wwidth, pm.memcpy_h2d_Bps, pm.compaction_Bps,
+                           pm.zerocopy_random_Bps, pm.dense_Bps(warps), pm.tlp_bytes, ALPHA,
+                           BETA_RULE, COMPACTION_FIXED_S, self.n_resident, self.n_staged,
+                           self.lazy, self.lazy_loss, codes):
+                self._unstage()
+            return codes
+        active = edges > 0
+        codes[active] = ENGINES.index(self.transfer)
         codes[:self.n_resident][active[:self.n_resident]] = RESIDENT
         return codes
 

@@ -172,9 +172,14 @@ class Profile:
         by a kernel mapping a warp per row (`warps`) or a thread per edge or row."""
         d = np.clip(np.asarray(density, dtype=np.float64), 0.0, 1.0)
         nbytes = np.asarray(lines, dtype=np.float64) * LINE_BYTES
-        dense = (self.zerocopy_rows_Bps if warps else self.zerocopy_edges_Bps) \
+        return self._moved(nbytes) * ((1.0 - d) / self.zerocopy_random_Bps
+                                      + d / self.dense_Bps(warps))
+
+    def dense_Bps(self, warps=False):
+        """Zero-copy rate of a whole chunk read by a kernel mapping a warp per row (`warps`) or
+        a thread per edge or row: the engine kernels' measured rate, else the stream's."""
+        return (self.zerocopy_rows_Bps if warps else self.zerocopy_edges_Bps) \
             or self.zerocopy_seq_Bps
-        return self._moved(nbytes) * ((1.0 - d) / self.zerocopy_random_Bps + d / dense)
 
     choose = staticmethod(choose)
 

@@ -19,7 +19,7 @@ machine the gather of 10% of the rows of a 16M-edge CSR went 2.6-3x faster at av
 """
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from .atomics import prefetch
 from .jit import BLOCKS, EDGES_PER_BLOCK, kernel
@@ -91,3 +91,65 @@ def stream_gather(indptr, indices, queue, qlen, offsets, out, weights=None, wout
                     wout[e + k] = weights[src + k]
             e = end
             i += 1
+
+
+@njit(cache=True, nogil=True)
+def auto_choose(vertices, edges, lines, chunk_lines, tef, rows, bpe, memcpy_Bps, compaction_Bps,
+                random_Bps, dense_Bps, tlp_bytes, alpha, beta, fixed_s, n_resident, n_staged,
+                lazy, lazy_loss, codes):
+    """bsp/stream.py's auto choice in one pass (it runs every superstep; NumPy's per-call costs
+    made it about 0.1 ms on the GPU machine's host, a BFS's whole margin). Per chunk: -1 idle,
+    else HyTGraph's rule on the costs of bsp/transfer_model.py (Profile.filter_s, compaction_s,
+    zerocopy_s: `tef` given, compaction infinite for kernels over all rows), compaction dropped
+    when it saves under `fixed_s` in all, copies dropped for zero-copy while `lazy` unless they
+    save more than `lazy_loss`; chunks below n_resident (n_staged once unstaged) resident (3).
+    Writes `codes`; returns whether the lazily resident chunks are to be unstaged. The NumPy
+    twin is in tests/test_stream.py."""
+    n = edges.size
+    tiz, tec = np.empty(n), np.empty(n)
+    any_compact = False
+    kept, compact_s = 0.0, 0.0
+    for c in range(n):
+        if edges[c] == 0:
+            codes[c] = -1
+            continue
+        share = lines[c] / max(chunk_lines[c], 1)
+        d = min(max(1.0 - (1.0 - share) ** 2, 0.0), 1.0)
+        nbytes = float(lines[c] * 128)
+        moved = nbytes if tlp_bytes == 0 else np.ceil(nbytes / tlp_bytes) * tlp_bytes
+        tiz[c] = moved * ((1.0 - d) / random_Bps + d / dense_Bps)
+        if rows:
+            tec[c] = np.inf
+        else:
+            gathered = float(edges[c] * bpe) + 8.0 * float(vertices[c])
+            moved = gathered if tlp_bytes == 0 else np.ceil(gathered / tlp_bytes) * tlp_bytes
+            tec[c] = moved / memcpy_Bps + gathered / compaction_Bps
+        codes[c] = 2 if tiz[c] < tef[c] else 0
+        if tec[c] < alpha * tef[c] and tec[c] < beta * tiz[c]:
+            codes[c] = 1
+            if c >= n_resident:
+                any_compact = True
+                kept += min(tef[c], tiz[c])
+                compact_s += tec[c]
+    if any_compact and kept - compact_s < fixed_s:
+        for c in range(n_resident, n):
+            if codes[c] == 1:
+                codes[c] = 2 if tiz[c] < tef[c] else 0
+    unstage = False
+    if lazy:
+        gain, copies = 0.0, False
+        for c in range(n_resident, n):
+            if codes[c] == 0 or codes[c] == 1:
+                copies = True
+                gain += tiz[c] - (tef[c] if codes[c] == 0 else tec[c])
+        if copies:
+            if gain > lazy_loss:
+                unstage = True
+            else:
+                for c in range(n_resident, n):
+                    if codes[c] == 0 or codes[c] == 1:
+                        codes[c] = 2
+    for c in range(n_staged if unstage else n_resident):
+        if codes[c] >= 0:
+            codes[c] = 3
+    return unstage

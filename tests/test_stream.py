@@ -206,6 +206,71 @@ def test_rows_not_read_are_not_streamed():
         assert s["zerocopy_bytes"] <= 128 * stream.chunk_lines[stream.n_resident:].sum()
 
 
+def numpy_choose(pm, vertices, edges, lines, chunk_lines, tef, rows, bpe, warps, n_resident,
+                 n_staged, lazy, lazy_loss):
+    """The NumPy twin of kernels_cpu.stream.auto_choose, on the Profile's own cost methods:
+    (codes, unstage)."""
+    active = edges > 0
+    density = 1.0 - (1.0 - lines / np.maximum(chunk_lines, 1)) ** 2
+    tiz = pm.zerocopy_s(lines, density, warps)
+    tec = np.full(edges.size, np.inf) if rows else pm.compaction_s(edges * bpe, vertices)
+    picked = pm.choose(tef, tec, tiz)
+    compact = active & (picked == bsp.stream.COMPACTION)
+    compact[:n_resident] = False
+    if compact.any() and (np.minimum(tef, tiz)[compact].sum() - tec[compact].sum()
+                          < bsp.stream.COMPACTION_FIXED_S):
+        picked[compact] = np.where(tiz < tef, bsp.stream.ZEROCOPY, bsp.stream.FILTER)[compact]
+    unstage = False
+    if lazy:
+        copy = active & (picked != bsp.stream.ZEROCOPY)
+        copy[:n_resident] = False
+        if copy.any():
+            gain = (tiz - np.where(picked == bsp.stream.FILTER, tef, tec))[copy].sum()
+            if gain > lazy_loss:
+                unstage = True
+            else:
+                picked[copy] = bsp.stream.ZEROCOPY
+    codes = np.full(edges.size, -1, np.int8)
+    codes[active] = picked[active]
+    resident = n_staged if unstage else n_resident
+    codes[:resident][active[:resident]] = bsp.stream.RESIDENT
+    return codes, unstage
+
+
+def test_auto_choice_matches_its_numpy_twin():
+    from bsp.transfer_model import ALPHA, BETA, Profile
+    from kernels_cpu.stream import auto_choose
+    rng = np.random.default_rng(11)
+    measured = Profile(memcpy_h2d_Bps=54.7e9, zerocopy_seq_Bps=50.8e9, zerocopy_random_Bps=14.5e9,
+                       compaction_Bps=10.1e9, memcpy_latency_s=2.7e-6, zerocopy_rows_Bps=35.3e9,
+                       zerocopy_edges_Bps=49.8e9, measured=("memcpy",))
+    seen = set()
+    for trial in range(600):
+        pm = (measured, Profile.fallback())[trial % 2]
+        n = int(rng.integers(1, 40))
+        chunk_edges = rng.integers(1, 1 << 20, n)
+        chunk_lines = chunk_edges * 4 // 128 + rng.integers(0, 50, n)
+        busy = rng.random(n) < rng.random()
+        edges = np.where(busy, (chunk_edges * rng.random(n) ** 3).astype(np.int64), 0)
+        vertices = np.where(edges > 0, np.maximum(edges // rng.integers(1, 64, n), 1), 0)
+        lines = np.minimum(np.where(edges > 0, edges * 4 // 128 + vertices, 0), chunk_lines)
+        tef = pm.filter_s(chunk_edges * 4.0) + rng.choice([0.0, 15e-6])
+        rows, warps, lazy = (bool(b) for b in rng.integers(0, 2, 3))
+        n_staged = int(rng.integers(0, n + 1))
+        n_resident = int(rng.integers(n_staged, n + 1)) if lazy else n_staged
+        lazy_loss = float(tef[n_staged:n_resident].sum())
+        want, unstage = numpy_choose(pm, vertices, edges, lines, chunk_lines, tef, rows, 4,
+                                     warps, n_resident, n_staged, lazy, lazy_loss)
+        got = np.full(n, -1, np.int8)
+        assert auto_choose(vertices, edges, lines, chunk_lines, tef, rows, 4, pm.memcpy_h2d_Bps,
+                           pm.compaction_Bps, pm.zerocopy_random_Bps, pm.dense_Bps(warps),
+                           pm.tlp_bytes, ALPHA, BETA, bsp.stream.COMPACTION_FIXED_S, n_resident,
+                           n_staged, lazy, lazy_loss, got) == unstage
+        assert got.tolist() == want.tolist(), trial
+        seen |= set(got.tolist()) | {("unstage", unstage)}
+    assert seen >= {-1, 0, 1, 2, 3, ("unstage", True), ("unstage", False)}
+
+
 def test_auto_keeps_the_staging_room_resident_until_a_copy_pays(monkeypatch):
     """Auto starts every run with the chunks that fit in the staging buffers' room resident
     (n_lazy of them); a superstep whose copies pay gives the room to the buffers (n_staged
