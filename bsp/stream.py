@@ -60,6 +60,7 @@ MAX_CHUNKS = 1020
 GAMMA = 1.0             # select candidates each time the queues have held GAMMA * n vertices
 BETA = 0.3              # refresh when more than this share of the candidates is not cached
 SEGMENTS = 4            # resident, zero-copy, compaction, cache; then the filter groups
+SORT_ZEROCOPY = 4096    # zero-copy segments of this many vertices or more are sorted first
 # What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
 # worker thread, the row index (measured on the H200 machine: a compaction of a few vertices
 # made a superstep 0.4-0.6 ms slower than reading them in place). Compaction is chosen only when
@@ -396,11 +397,27 @@ class EdgeStream:
         if sizes[3]:
             yield self.cache_index, self.cache_indices, self.cache_weights, sub[3], int(sizes[3])
         if sizes[1]:
-            yield self.indptr, self.host_indices, self.host_weights, sub[1], int(sizes[1])
+            yield (self.indptr, self.host_indices, self.host_weights,
+                   self._ascending(sub[1], int(sizes[1]), sub[1] is queue), int(sizes[1]))
         for j, indices, weights in filtered:
             yield self.indptr, indices, weights, sub[SEGMENTS + j], int(sizes[SEGMENTS + j])
         if pending is not None:
             yield from self._compacted(pending)
+
+    def _ascending(self, sub, length, shared):
+        """The zero-copy segment sub[:length] sorted by vertex, in place, when it holds
+        SORT_ZEROCOPY vertices or more (`shared`: sub is the algorithm's queue, which is copied
+        to self.split first). The frontier kernels map a thread per edge in queue order, and
+        queues are built by atomic appends: unsorted, neighbouring threads read rows far apart,
+        one bus request for each row's few bytes, where in row order a warp's loads coalesce
+        (the rows are consecutive in the mapped arrays) and adjacent short rows share lines."""
+        if length < SORT_ZEROCOPY:
+            return sub
+        if shared:
+            self.split[:length] = sub[:length]
+            sub = self.split
+        sub[:length].sort()
+        return sub
 
     def _filtered(self, groups):
         """Start copying the first two filter groups into the two staging buffers; the returned

@@ -66,6 +66,31 @@ def test_every_engine_matches_the_references(transfer, strategy):
                      edges=EdgeOptions(transfer, **streaming(g)))
 
 
+def check_sorted_zero_copy(transfer, monkeypatch, device):
+    """Every zero-copy segment sorted (SORT_ZEROCOPY 1: also a queue that is one segment
+    whole, copied first): the references' answers, and the kernels got ascending rows."""
+    monkeypatch.setattr(bsp.stream, "SORT_ZEROCOPY", 1)
+    seen = []
+    ascending = bsp.stream.EdgeStream._ascending
+
+    def spy(self, sub, length, shared):
+        out = ascending(self, sub, length, shared)
+        rows = out[:length].get() if device == "gpu" else out[:length]
+        seen.append(bool(np.all(np.diff(rows) > 0)))
+        return out
+    monkeypatch.setattr(bsp.stream.EdgeStream, "_ascending", spy)
+    for name in ("rmat10u", "rmat10"):
+        g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)
+        check_matrix(g, "HIGH", devices=(device,), shares=(0.0, 0.5), gpus_list=(1,),
+                     edges=EdgeOptions(transfer, **streaming(g)))
+    assert len(seen) > 50 and all(seen)
+
+
+@pytest.mark.parametrize("transfer", ("zerocopy", "auto"))
+def test_zero_copy_segments_sorted(transfer, monkeypatch):
+    check_sorted_zero_copy(transfer, monkeypatch, "emulated")
+
+
 @pytest.mark.parametrize("transfer", TRANSFERS)
 def test_toys_stream(transfer):
     for name in sorted(TOYS):
