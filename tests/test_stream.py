@@ -76,7 +76,7 @@ def check_sorted_zero_copy(transfer, monkeypatch, device):
     def spy(self, sub, length, shared):
         out = ascending(self, sub, length, shared)
         rows = out[:length].get() if device == "gpu" else out[:length]
-        seen.append(bool(np.all(np.diff(rows) > 0)))
+        seen.append(bool(np.all(np.diff(rows) >= 0)))   # a GPU queue may repeat a vertex
         return out
     monkeypatch.setattr(bsp.stream.EdgeStream, "_ascending", spy)
     for name in ("rmat10u", "rmat10"):
