@@ -30,9 +30,10 @@ engine's kernels read a whole graph's rows (measured by the calibration with the
 PageRank kernels: on the H100 machine a warp per row reads 35.3 GB/s and a thread per edge 49.8,
 where a coalesced stream of 16-byte loads, zerocopy_seq_Bps, reads 50.8; pricing PageRank's dense
 chunks at the stream's rate made auto read them over the bus, which filter copies faster).
-(Throughput is thus the weighted harmonic mean of the two.) This is the paper's damping RTT_zc = gamma RTT + (1 - gamma) density RTT, written per byte: with
-RTT = 32 KiB / memcpy rate, its per-line time is gamma RTT / 256 for sparse requests and RTT / 256
-for dense ones, i.e. zerocopy_random_Bps = memcpy / gamma and zerocopy_seq_Bps = memcpy.
+(Throughput is thus the weighted harmonic mean of the two.) This is the paper's damping
+RTT_zc = gamma RTT + (1 - gamma) density RTT, written per byte: with RTT = 32 KiB / memcpy rate,
+its per-line time is gamma RTT / 256 for sparse requests and RTT / 256 for dense ones, i.e.
+zerocopy_random_Bps = memcpy / gamma and zerocopy_seq_Bps = memcpy.
 
 `Profile.fallback()` holds the paper's constants, used when no profile was measured: PCIe 3.0 x16
 (12.3 GB/s), gamma = 0.625, compaction_Bps infinite (the paper compares transfer costs only: "in
