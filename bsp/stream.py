@@ -8,8 +8,8 @@ once and read from there (with `hub_sort` "degree", the default, or "hytgraph" t
 puts the hubs first, so they hold the hubs' rows; with "off" they hold the lowest ids'). The
 staging buffers follow the resident chunks in the same device arrays; under auto, the chunks
 that fit in their room stay resident too until the first superstep whose copies would save more
-than reading those chunks over the bus costs (the model's figures for that superstep); from then
-on to the end of the run, the room is the buffers' (forced zero-copy needs no buffers). Each
+than copying those chunks once costs (the model's figures for that superstep); from then on to
+the end of the run, the room is the buffers' (forced zero-copy needs no buffers). Each
 superstep the kernel that walks the edges runs once per *segment*, a set of queue vertices whose
 rows one data path serves:
 
@@ -46,6 +46,9 @@ hold. The cache starts empty at every run (`reset`).
 import concurrent.futures
 
 import numpy as np
+
+from kernels_cpu.chunks import chunk_copy
+from kernels_cpu.stream import auto_choose, stream_gather, stream_offsets
 
 from .transfer_model import ALPHA, BETA as BETA_RULE, ENGINES, load_profile
 
@@ -235,7 +238,6 @@ class EdgeStream:
             # does: the random rate weighs (1 - share)^2, not 1 - share (measured on the H200
             # machine, rmat:22 SSSP: 70% of the lines read went at 41 GB/s, where the linear
             # weight predicts 29)
-            from kernels_cpu.stream import auto_choose
             pm = self.profile
             if auto_choose(vertices, edges, lines, self.chunk_lines,
                            self.tef_rows if rows else self.tef_queue, rows,
@@ -473,7 +475,6 @@ class EdgeStream:
         return batches, self._gather_batch(batches[0])
 
     def _gather_batch(self, queue):
-        from kernels_cpu.stream import stream_gather, stream_offsets
         self.part.host_wait(2)      # the last copy out of the pinned buffer is done
         hp, view = self.view.indptr, self.view
         offsets = np.empty(queue.size + 1, np.int64)
@@ -547,7 +548,6 @@ class EdgeStream:
             yield from self._compact_rows(int(c))
 
     def _compact_rows(self, c):
-        from kernels_cpu.chunks import chunk_copy
         part = self.part
         lo, hi = int(self.ends[c]), int(self.ends[c + 1])
         out = []
