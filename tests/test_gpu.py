@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.gpu,
 
 from bsp import EdgeOptions  # noqa: E402
 from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
-from test_stream import (cached_streaming, check_sorted_zero_copy, often,  # noqa: E402,F401
+from test_stream import (cached_streaming, check_sorted_segments, often,  # noqa: E402,F401
                          streaming)  # (often: a fixture)
 from toys import with_random_weights  # noqa: E402
 
@@ -91,9 +91,9 @@ def test_streamed_edges_on_gpu_under_other_orders(hub_sort, transfer):
                      edges=EdgeOptions(transfer, **streaming(g)), hub_sort=hub_sort)
 
 
-@pytest.mark.parametrize("transfer", ("zerocopy", "auto"))
-def test_zero_copy_segments_sorted_on_gpu(transfer, monkeypatch):
-    check_sorted_zero_copy(transfer, monkeypatch, "gpu")
+@pytest.mark.parametrize("transfer", ("zerocopy", "compaction", "auto"))
+def test_streamed_segments_sorted_on_gpu(transfer, monkeypatch):
+    check_sorted_segments(transfer, monkeypatch, "gpu")
 
 
 @pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))

@@ -66,15 +66,16 @@ def test_every_engine_matches_the_references(transfer, strategy):
                      edges=EdgeOptions(transfer, **streaming(g)))
 
 
-def check_sorted_zero_copy(transfer, monkeypatch, device):
+def check_sorted_segments(transfer, monkeypatch, device):
     """Every zero-copy segment sorted (SORT_ZEROCOPY 1: also a queue that is one segment
-    whole, copied first): the references' answers, and the kernels got ascending rows."""
+    whole, copied first), and every compaction segment: the references' answers, and the
+    kernels (or the gather) got ascending rows."""
     monkeypatch.setattr(bsp.stream, "SORT_ZEROCOPY", 1)
     seen = []
     ascending = bsp.stream.EdgeStream._ascending
 
-    def spy(self, sub, length, shared):
-        out = ascending(self, sub, length, shared)
+    def spy(self, sub, length, shared, least=0):
+        out = ascending(self, sub, length, shared, least)
         rows = out[:length].get() if device == "gpu" else out[:length]
         seen.append(bool(np.all(np.diff(rows) >= 0)))   # a GPU queue may repeat a vertex
         return out
@@ -86,9 +87,9 @@ def check_sorted_zero_copy(transfer, monkeypatch, device):
     assert len(seen) > 10 and all(seen)
 
 
-@pytest.mark.parametrize("transfer", ("zerocopy", "auto"))
-def test_zero_copy_segments_sorted(transfer, monkeypatch):
-    check_sorted_zero_copy(transfer, monkeypatch, "emulated")
+@pytest.mark.parametrize("transfer", ("zerocopy", "compaction", "auto"))
+def test_streamed_segments_sorted(transfer, monkeypatch):
+    check_sorted_segments(transfer, monkeypatch, "emulated")
 
 
 @pytest.mark.parametrize("transfer", TRANSFERS)

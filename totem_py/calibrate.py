@@ -18,7 +18,7 @@ warm-up, and a table of them goes to stdout):
               S = 128), the same moved off that alignment by a random nonzero multiple of 4
               bytes below min(S, 128) (zerocopy_misaligned_Bps, by S), and a coalesced
               sequential stream of 16-byte loads (zerocopy_seq_Bps). Bytes requested per second.
-  kernels     the engine's own kernels reading every row of rmat:21 undirected (rmat:20 with
+  kernels     the engine's own kernels reading every row of rmat:24 undirected (rmat:23 with
               --quick) from mapped host memory: PageRank's pull, a warp per row
               (zerocopy_rows_Bps: the dense rate of kernels over all rows), and PageRank-Delta's
               push over a queue of every vertex, a thread per edge (zerocopy_edges_Bps: frontier
@@ -61,7 +61,11 @@ COPY_SIZES = tuple(MB << k for k in range(9))             # 1 MB .. 256 MB
 SUSTAINED = 32 * MB                                         # memcpy_h2d_Bps: best at >= this
 REQUEST_SIZES = (32, 64, 128, 256, 512)
 DEGREES = (2, 8, 32, 128)
-KERNEL_SCALE = 21       # measure_kernels' graph: rmat:21 undirected, 62M edges (rmat:20 --quick)
+# measure_kernels' graph: rmat:24 undirected, 521M edges (rmat:23 with --quick). The kernels'
+# rates fall as graphs grow (their accesses to vertex state miss the caches more): on the H100
+# machine a thread per edge read a whole mapped rmat:21 at 50.1 GB/s and rmat:24 at 44.4, and
+# PageRank-Delta's dense supersteps on rmat:26 went at 38
+KERNEL_SCALE = 24
 REPRESENTATIVE_DEGREE = 8
 ACTIVE = 0.1
 TRIALS = 3
