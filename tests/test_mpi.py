@@ -133,8 +133,10 @@ def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
 
 
 def _one_error_line(proc, *words):
-    # (stripped: under load, the launcher's own output can interleave with the ranks' lines)
-    ours = [line.strip() for line in proc.stderr.splitlines() if line.lstrip().startswith("error:")]
+    # (stripped, NULs too: under load, the launcher's own output can interleave with the ranks'
+    # lines, and it was seen to write a NUL before a rank's "error:")
+    lines = (line.strip().strip("\0").strip() for line in proc.stderr.splitlines())
+    ours = [line for line in lines if line.startswith("error:")]
     assert len(ours) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     for w in words:
