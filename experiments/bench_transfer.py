@@ -15,7 +15,8 @@ with the cache off and on.
 Prints one table: time, the engine's speed against the best fixed engine, transfer volume over
 the streamed edge volume (HyTGraph table VI), the chunk shares served resident / filter /
 compaction / zero-copy, the bytes moved per second (cache loads included) and the queue vertices
-the cache served, per algorithm, hub sort and cache size. The PNG shows,
+the cache served, per algorithm, hub sort and cache size; then, per auto run, how much faster than
+the best fixed engine a per-superstep choice could be (the fastest fixed engine in each superstep). The PNG shows,
 per superstep of each auto run, the share of active chunks each engine served (HyTGraph fig. 6).
 Results of every engine and hub sort are checked against the first run's. `pagerank_delta`
 (HyTGraph's PageRank) is compared with HyTGraph per superstep, its figure being per round.
@@ -57,6 +58,17 @@ def shares_per_step(metrics):
             out.append((s["step"], {e: letters.count(c) / len(letters)
                                     for e, c in LETTERS.items()}))
     return out
+
+
+def oracle_gain(results):
+    """How much faster than the best fixed engine a choice made per superstep could be: the
+    fixed engines' summed superstep times, the least over the sum of each superstep's fastest
+    (one run's records each; None unless every fixed engine took the same supersteps)."""
+    walls = [[s["wall_s"] for s in x["metrics"]["per_superstep"]]
+             for x in results if x["transfer"] != "auto"]
+    if not walls or len({len(w) for w in walls}) != 1:
+        return None
+    return min(map(sum, walls)) / sum(map(min, zip(*walls)))
 
 
 def plot(rows, path):
@@ -166,7 +178,9 @@ def main(argv=None):
                       f"{1e3 * m['time_s']:.1f} ms (at {time.perf_counter() - started:.0f} s)",
                       flush=True)
             fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
+            gains = {c: oracle_gain([x for x in results if x["gpu_cache"] == c]) for c in caches}
             for x in results:
+                x["oracle_gain"] = gains[x["gpu_cache"]]
                 x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
                 per = x["time_ms"] / max(x["supersteps"], 1) if alg in PER_STEP else x["time_ms"]
                 x["others"] = {name: ms[alg] / per for name, ms in others.items() if alg in ms}
@@ -187,6 +201,10 @@ def main(argv=None):
               + " ".join(f"{sh.get(e, 0):>5.2f}" for e in LETTERS)
               + f" {x['moved_GBps']:>6.1f} {x['cache_served']:>9}  "
               f"{'yes' if x['matches'] else 'NO':<4}  {others_txt}")
+    for x in rows:
+        if x["transfer"] == "auto" and x["oracle_gain"]:
+            print(f"{x['algorithm']} ({x['hub_sort']}, cache {x['gpu_cache']}): the fastest fixed "
+                  f"engine in each superstep would be {x['oracle_gain']:.2f}x the best fixed one")
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:

@@ -198,10 +198,26 @@ def test_bench_transfer_measures_each_hub_sort(tmp_path):
     assert all(r["metrics"]["hub_sort"] == r["hub_sort"] and r["resident_chunks"] > 0
                for r in rows)
     assert "hub sort" in proc.stdout and " NO " not in proc.stdout
+    # every auto row says what a per-superstep choice could gain (never below 1)
+    assert all(r["oracle_gain"] >= 1.0 for r in rows if r["transfer"] == "auto")
+    assert "the fastest fixed engine in each superstep" in proc.stdout
     bad = subprocess.run([sys.executable, "-m", "experiments.bench_transfer", "--hub-sort",
                           "degree,sideways"], cwd=REPO, capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and "--hub-sort" in bad.stderr
+
+
+def test_oracle_gain_takes_each_supersteps_fastest_fixed_engine():
+    from experiments.bench_transfer import oracle_gain
+
+    def row(engine, walls):
+        return dict(transfer=engine, metrics=dict(per_superstep=[dict(wall_s=w) for w in walls]))
+    # best fixed: 4 (filter); each superstep's fastest: 1 + 1 + 1
+    rows = [row("filter", [1, 2, 1]), row("zerocopy", [3, 1, 1]), row("auto", [0.1, 0.1, 0.1])]
+    assert oracle_gain(rows) == 4 / 3
+    assert oracle_gain(rows[:1]) == 1.0
+    assert oracle_gain([row("filter", [1, 2]), row("zerocopy", [1])]) is None
+    assert oracle_gain([row("auto", [1])]) is None
 
 
 def test_bench_transfer_smoke(tmp_path):
