@@ -16,8 +16,9 @@ Prints one table: time, the engine's speed against the best fixed engine, transf
 the streamed edge volume (HyTGraph table VI), the chunk shares served resident / filter /
 compaction / zero-copy, the bytes moved per second (cache loads included) and the queue vertices
 the cache served, per algorithm, hub sort and cache size; then, per auto run, how much faster than
-the best fixed engine a per-superstep choice could be (the fastest fixed engine in each superstep). The PNG shows,
-per superstep of each auto run, the share of active chunks each engine served (HyTGraph fig. 6).
+the best fixed engine a per-superstep choice could be (the fastest fixed engine in each
+superstep). The PNG shows, per superstep of each auto run, the share of active chunks each engine
+served (HyTGraph fig. 6).
 Results of every engine and hub sort are checked against the first run's. `pagerank_delta`
 (HyTGraph's PageRank) is compared with HyTGraph per superstep, its figure being per round.
 """
