@@ -343,7 +343,8 @@ def pull_bits_local(parts, host_views, mode, values, readers=None):
     """exchange_pull for flags between the partitions of this process (`values[i]` is
     parts[i]'s): per (owner, reader) pair the packed bits of the reader's ghost slots from that
     owner. A device owner writes them into mapped host memory, a host owner into the reader's,
-    where the reader's kernel reads them: no copy, except between two devices. Returns the
+    where the reader's kernel reads them: no copy, except between two devices; a host reader
+    whose ghosts all have one device owner takes that owner's bytes as its bitmap. Returns the
     number of ghost slots the readers hold (the messages)."""
     messages = 0
     for q, wanted in zip(parts, readers or [True] * len(parts)):
@@ -358,12 +359,17 @@ def pull_bits_local(parts, host_views, mode, values, readers=None):
             if p.kind == "gpu":
                 with p.context():
                     packed = pack_bits(p, mode.view, values[i], q.pid)
+                if q.kind == "cpu" and (a, b) == (0, view.n_ghosts):
+                    # every ghost slot is this owner's: the packed bytes are the host reader's
+                    # bitmap as they are (they hold until the owner packs for it again)
+                    box = q.boxes[mode.name] = packed
+                    continue
                 with q.context():
                     put_bits(q, packed, box, a, b)
                 continue
             # a host owner packs into the reader's mapped memory, where its kernel reads them
             (packed,), (dev,) = q.mapped_all((bitmap_bytes(b - a), np.uint8),
-                                             reuse=("bits", p.pid))
+                                             reuse=("bits from", p.pid))
             p.kernels("boxes").box_pack_bits(values[i], p.views[mode.view].peer_pos[q.pid],
                                              packed)
             with q.context():

@@ -8,8 +8,6 @@ at the bus's full rate. The buffers the exchange keeps (`mapped_all`) are mapped
 the partition's kernels write the messages they send there and read the ones they get in place.
 """
 
-import contextlib
-
 import cupy
 import numpy as np
 
@@ -53,10 +51,8 @@ class GpuPartition(Partition):
         with self.context():
             super().__init__(plan, pid, edges)
 
-    @contextlib.contextmanager
     def context(self):
-        with cupy.cuda.Device(self.device_id), self.stream:
-            yield
+        return _Context(cupy.cuda.Device(self.device_id), self.stream)
 
     def to_device(self, host, count=True):
         host = np.ascontiguousarray(host)
@@ -175,6 +171,24 @@ class GpuPartition(Partition):
     def elapsed(self):
         self._stop.synchronize()
         return cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+
+
+class _Context:
+    """The partition's device and stream made current, and the previous ones back on exit (a
+    class, not a generator: the engine enters one per callback, tens per superstep)."""
+
+    __slots__ = ("device", "stream")
+
+    def __init__(self, device, stream):
+        self.device, self.stream = device, stream
+
+    def __enter__(self):
+        self.device.__enter__()
+        self.stream.__enter__()
+
+    def __exit__(self, *exc):
+        self.stream.__exit__(*exc)
+        self.device.__exit__(*exc)
 
 
 class _MappedHost:

@@ -42,7 +42,8 @@ class Queue:
         part.kernels("frontier").frontier_count(part.out_degree, self.next, self.next_len,
                                                 self.counts)
         self.items, self.next = self.next, self.items
-        self.length, edges = (int(c) for c in part.to_host(self.counts, count=False))
+        counts, = part.to_host_all(self.counts, count=False, reuse="queue counts")
+        self.length, edges = int(counts[0]), int(counts[1])
         return edges
 
 
