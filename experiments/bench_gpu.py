@@ -131,9 +131,10 @@ def main(argv=None):
                   f"{'-' if ovh is None else f'{ovh:.3f}':>7} {totem or '-':>9} {ratio} "
                   f"{len(m['trials_s']):6d}  {check}", flush=True)
         del plan
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(scale=args.scale, records=records), f)
+        print(f"# {label}: done at {time.perf_counter() - t0:.0f} s", flush=True)
+        if args.json:       # after each configuration: a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(dict(scale=args.scale, records=records), f)
     return 0
 
 

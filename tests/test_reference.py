@@ -448,3 +448,43 @@ def test_verifiers_on_every_source_of_toys():
             verify_bfs(g, s, reference.bfs_levels(g, s))
             verify_sssp(g, s, reference.sssp_distances(g, s))
             verify_bc(g, [s], reference.betweenness(g, [s]))
+
+
+def test_verifiers_name_the_first_bad_edge():
+    """The parallel edge checks (kernels_cpu/verify.py: rows cut into blocks, the smallest
+    offender wins) name the first offending edge in edge order, as a NumPy scan of all edges
+    finds it; on a graph of more rows than blocks, with offenders in many blocks."""
+    g = rmat_small(scale=12, seed=5, n_edges=40000)
+    u, v = edges_of(g)
+    rng = np.random.default_rng(7)
+    s = int(np.argmax(np.diff(g.indptr)))
+    assert g.n_vertices > 1024                      # more rows than the kernels' blocks
+    levels = reference.bfs_levels(g, s)
+    bad = levels.copy()
+    hit = rng.choice(np.flatnonzero(levels > 1), 40, replace=False)
+    bad[hit] = -1                                   # reached in-neighbours now escape
+    first = np.flatnonzero((bad[u] >= 0) & (bad[v] < 0))[0]
+    with pytest.raises(VerificationError, match=f"vertex {v[first]} is unreached but has an "
+                                                f"in-edge from reached vertex {u[first]}$"):
+        verify_bfs(g, s, bad)
+    bad = levels.copy()
+    bad[hit] += 2                                   # deeper than an in-neighbour allows
+    first = np.flatnonzero((bad[u] >= 0) & (bad[v] > bad[u] + 1))[0]
+    with pytest.raises(VerificationError, match=f"vertex {v[first]} has level {bad[v[first]]} "
+                                                f"but in-neighbour {u[first]} has"):
+        verify_bfs(g, s, bad)
+    labels = reference.components(g)
+    bad = labels.copy()
+    bad[hit] = hit                                  # split from their components
+    first = np.flatnonzero(bad[u] != bad[v])[0]
+    with pytest.raises(VerificationError, match=f"cc: edge {u[first]} -> {v[first]} joins"):
+        verify_cc(g, bad)
+    w = with_random_weights(g, seed=2)
+    dist = reference.sssp_distances(w, s)
+    bad = dist.copy()
+    bad[hit] += 1.0                                 # now an in-edge relaxes each of them
+    via = bad[u] + w.weights
+    first = np.flatnonzero(np.isfinite(bad[u]) & (bad[v] > via + 1e-5 * np.maximum(1, via)))[0]
+    with pytest.raises(VerificationError, match=f"sssp: vertex {v[first]} has distance .* the "
+                                                f"edge from {u[first]} gives"):
+        verify_sssp(w, s, bad)

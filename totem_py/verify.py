@@ -6,7 +6,7 @@
             in-edge, and the tight edges reach all finite vertices from the source (this rules out
             zero-weight cycles holding each other's distances down); unreachable means +inf.
   cc        labels are constant along every edge, each label is the smallest id carrying it, and
-            there are as many labels as weakly connected components (scipy counts them).
+            there are as many labels as weakly connected components (union-find counts them).
   pagerank  no cheap property pins down the ranks after a finite number of rounds: L1 distance to
             the serial reference.
   pagerank_delta  below the limit of PageRank's rounds everywhere, and within
@@ -16,16 +16,15 @@
   bc        compared with the serial Brandes reference (relative plus small absolute tolerance).
 
 Each verifier returns None, or raises VerificationError naming the first bad vertex. Edge checks
-are vectorised over the whole COO edge arrays.
+are one parallel pass over the CSR (kernels_cpu/verify.py), naming the first bad edge in edge
+order.
 """
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
+from kernels_cpu import verify as _k
 
 from . import reference
 from .errors import VerificationError
-from .graph import Graph
 
 
 def _first(mask):
@@ -40,8 +39,9 @@ def _as_result(graph, result, what):
     return result
 
 
-def _edges(graph):
-    return graph.edge_sources().astype(np.int64), graph.indices.astype(np.int64)
+def _edge(graph, e):
+    """(source, target) of edge `e`, by its place in indices."""
+    return int(np.searchsorted(graph.indptr, e, side="right") - 1), int(graph.indices[e])
 
 
 def _check_source(graph, source, what):
@@ -63,25 +63,18 @@ def verify_bfs(graph, source, levels):
     if (levels < -1).any():
         v = _first(levels < -1)
         raise VerificationError(f"bfs: vertex {v} has level {levels[v]} (unreached must be -1)")
-    reached = levels >= 0
-    u, v = _edges(graph)
-    from_reached = reached[u]
-
-    bad = from_reached & ~reached[v]
-    if bad.any():
-        e = _first(bad)
-        raise VerificationError(f"bfs: vertex {v[e]} is unreached but has an in-edge from "
-                                f"reached vertex {u[e]}")
-    bad = from_reached & (levels[v] > levels[u] + 1)
-    if bad.any():
-        e = _first(bad)
-        raise VerificationError(f"bfs: vertex {v[e]} has level {levels[v[e]]} but in-neighbour "
-                                f"{u[e]} has level {levels[u[e]]}")
-
-    has_parent = np.zeros(graph.n_vertices, dtype=bool)
-    has_parent[v[from_reached & (levels[u] == levels[v] - 1)]] = True
-    has_parent[source] = True
-    bad = reached & ~has_parent
+    has_parent = np.zeros(graph.n_vertices, dtype=np.uint8)
+    escape, skip = _k.bfs_edges(graph.indptr, graph.indices, levels, has_parent)
+    if escape >= 0:
+        u, v = _edge(graph, escape)
+        raise VerificationError(f"bfs: vertex {v} is unreached but has an in-edge from "
+                                f"reached vertex {u}")
+    if skip >= 0:
+        u, v = _edge(graph, skip)
+        raise VerificationError(f"bfs: vertex {v} has level {levels[v]} but in-neighbour "
+                                f"{u} has level {levels[u]}")
+    has_parent[source] = 1
+    bad = (levels >= 0) & (has_parent == 0)
     if bad.any():
         w = _first(bad)
         raise VerificationError(f"bfs: vertex {w} has level {levels[w]} but no in-neighbour "
@@ -101,31 +94,24 @@ def verify_sssp(graph, source, dist, rtol=1e-5):
         w = _first(bad)
         raise VerificationError(f"sssp: vertex {w} has distance {dist[w]}")
     finite = np.isfinite(dist)
-    u, v = _edges(graph)
-    w = np.ones(u.size) if graph.weights is None else graph.weights
-    live = finite[u]  # edges out of +inf vertices constrain nothing
-    via_u = dist[u[live]] + w[live]
-    tol = rtol * np.maximum(1.0, via_u)
-    u, v = u[live], v[live]
-
-    bad = dist[v] > via_u + tol
-    if bad.any():
-        e = _first(bad)
-        raise VerificationError(f"sssp: vertex {v[e]} has distance {dist[v[e]]} but the edge from "
-                                f"{u[e]} gives {via_u[e]}")
-
-    tight = np.abs(dist[v] - via_u) <= tol
-    has_tight = np.zeros(graph.n_vertices, dtype=bool)
-    has_tight[v[tight]] = True
-    has_tight[source] = True
-    bad = finite & ~has_tight
+    # edges out of +inf vertices constrain nothing
+    weights = graph.weights if graph.weights is not None else np.empty(0)
+    args = (graph.indptr, graph.indices, weights, graph.weights is not None, dist, rtol)
+    has_tight = np.zeros(graph.n_vertices, dtype=np.uint8)
+    e = _k.sssp_edges(*args, has_tight)
+    if e >= 0:
+        u, v = _edge(graph, e)
+        via = dist[u] + (weights[e] if graph.weights is not None else 1.0)
+        raise VerificationError(f"sssp: vertex {v} has distance {dist[v]} but the edge from "
+                                f"{u} gives {via}")
+    has_tight[source] = 1
+    bad = finite & (has_tight == 0)
     if bad.any():
         x = _first(bad)
         raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} but no in-edge gives it")
-
-    tight_tree = Graph.from_edges(u[tight], v[tight], graph.n_vertices)
-    on_tree = reference.bfs_levels(tight_tree, source) >= 0
-    bad = finite & ~on_tree
+    on_tree = np.zeros(graph.n_vertices, dtype=np.uint8)
+    _k.sssp_tight_reach(*args, source, on_tree)
+    bad = finite & (on_tree == 0)
     if bad.any():
         x = _first(bad)
         raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} that no path from the "
@@ -184,14 +170,12 @@ def verify_cc(graph, labels):
         w = _first(bad)
         raise VerificationError(f"cc: vertex {w} has label {labels[w]} but vertex {labels[w]} "
                                 f"has label {labels[labels[w]]}")
-    u, v = _edges(graph)
-    bad = labels[u] != labels[v]
-    if bad.any():
-        e = _first(bad)
-        raise VerificationError(f"cc: edge {u[e]} -> {v[e]} joins labels {labels[u[e]]} and "
-                                f"{labels[v[e]]}")
-    matrix = csr_matrix((np.ones(graph.n_edges), graph.indices, graph.indptr), shape=(n, n))
-    n_components = connected_components(matrix, directed=True, connection="weak")[0]
+    e = _k.cc_edges(graph.indptr, graph.indices, labels)
+    if e >= 0:
+        u, v = _edge(graph, e)
+        raise VerificationError(f"cc: edge {u} -> {v} joins labels {labels[u]} and "
+                                f"{labels[v]}")
+    n_components = _k.weak_components(graph.indptr, graph.indices)
     n_labels = np.unique(labels).size
     if n_labels != n_components:
         # labels are constant on components, so some label covers two components: name one
