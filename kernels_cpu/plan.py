@@ -73,21 +73,71 @@ def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot
                     local_weights[pos] = weights[e]
 
 
+SMALL = 15     # Numba's argsort sorts at most this many by insertion (stable): so does _sort_small
+
+
+@njit(inline="always")
+def _sort_small(indices, weights, has_weights, key, lo, hi):
+    """Stable insertion sort of indices[lo:hi] (and weights) by key[target], in place: the
+    order np.argsort gives a run of at most SMALL entries, without its allocations."""
+    for i in range(lo + 1, hi):
+        t = indices[i]
+        w = weights[i] if has_weights else 0.0
+        k = key[t]
+        j = i
+        while j > lo and k < key[indices[j - 1]]:
+            indices[j] = indices[j - 1]
+            if has_weights:
+                weights[j] = weights[j - 1]
+            j -= 1
+        indices[j] = t
+        if has_weights:
+            weights[j] = w
+
+
+@njit(inline="always")
+def _reverse(arr, lo, hi):
+    hi -= 1
+    while lo < hi:
+        arr[lo], arr[hi] = arr[hi], arr[lo]
+        lo += 1
+        hi -= 1
+
+
+@njit(inline="always")
+def _rotate(arr, a, m, b):
+    """arr[a:b] = arr[m:b] + arr[a:m], in place."""
+    _reverse(arr, a, m)
+    _reverse(arr, m, b)
+    _reverse(arr, a, b)
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
     """Order each row as plan_fill wrote it (local edges, then boundary edges) by ascending
     key[target] within each of the two groups, the group whose first key is smaller first: the
-    boundary edges stay a prefix or a suffix of the row (what cc_link_rest reads of a row)."""
+    boundary edges stay a prefix or a suffix of the row (what cc_link_rest reads of a row).
+    Groups of at most SMALL entries (most rows of a power-law graph) sort in place."""
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, indptr.size - 1, STRIDE):
             a, b = indptr[i], indptr[i + 1]
             if b - a < 2:
                 continue
+            m = a
+            while m < b and indices[m] < n_local:
+                m += 1
+            if m - a <= SMALL and b - m <= SMALL:
+                _sort_small(indices, weights, has_weights, key, a, m)
+                _sort_small(indices, weights, has_weights, key, m, b)
+                if a < m < b and key[indices[m]] < key[indices[a]]:
+                    # the boundary group first: rotate the row by three reversals
+                    _rotate(indices, a, m, b)
+                    if has_weights:
+                        _rotate(weights, a, m, b)
+                continue
             row = indices[a:b].copy()
             k = key[row]
-            m = 0
-            while m < row.size and row[m] < n_local:
-                m += 1
+            m -= a
             local = np.argsort(k[:m])
             remote = np.argsort(k[m:]) + m
             if m < row.size and (m == 0 or k[remote[0]] < k[local[0]]):
