@@ -45,32 +45,30 @@ def plan_row_degrees(indptr, gvids, out):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def plan_fill(indptr, indices, weights, has_weights, gvids, owner, lvid_of, slot_of, pid,
+def plan_fill(indptr, indices, weights, has_weights, gvids, code, n_local,
               local_indptr, local_indices, local_weights):
-    """Copy the rows of `gvids`: local edges first, then boundary edges as n_local + slot."""
-    n_local = gvids.size
+    """Copy the rows of `gvids` with targets renamed by `code` (a local id, or n_local + ghost
+    slot): local targets first, then boundary ones, each in the row's order. One pass over each
+    row, one random read per edge: boundary targets are written from the row's end backwards,
+    then that run is reversed."""
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
             u = gvids[i]
-            start, end = indptr[u], indptr[u + 1]
-            n_here = 0
-            for e in range(start, end):
-                if owner[indices[e]] == pid:
-                    n_here += 1
-            pos_local = local_indptr[i]
-            pos_remote = pos_local + n_here
-            for e in range(start, end):
-                t = indices[e]
-                if owner[t] == pid:
+            pos_local, pos_remote = local_indptr[i], local_indptr[i + 1]
+            for e in range(indptr[u], indptr[u + 1]):
+                c = code[indices[e]]
+                if c < n_local:
                     pos = pos_local
                     pos_local += 1
-                    local_indices[pos] = lvid_of[t]
                 else:
+                    pos_remote -= 1
                     pos = pos_remote
-                    pos_remote += 1
-                    local_indices[pos] = n_local + slot_of[t]
+                local_indices[pos] = c
                 if has_weights:
                     local_weights[pos] = weights[e]
+            _reverse(local_indices, pos_local, local_indptr[i + 1])
+            if has_weights:
+                _reverse(local_weights, pos_local, local_indptr[i + 1])
 
 
 SMALL = 15     # Numba's argsort sorts at most this many by insertion (stable): so does _sort_small

@@ -163,12 +163,26 @@ class PartitionPlan(PlanShape):
 
 
 def _order(graph, strategy, seed):
-    degree = graph.out_degree
-    if strategy == "HIGH":
-        return np.argsort(-degree, kind="stable")
-    if strategy == "LOW":
-        return np.argsort(degree, kind="stable")
-    return np.random.default_rng(seed).permutation(graph.n_vertices)
+    return _order_members(graph, np.arange(graph.n_vertices), strategy, seed)
+
+
+def by_degree(degree, descending=True):
+    """np.argsort(-degree or degree, kind="stable"), faster: positions sorted by one unique
+    int64 key, (degree rank) * n + position, with NumPy's default (SIMD) sort, which does not
+    need to be stable (rmat:24's 16.7M vertices: 1.9 s -> 0.3 s single-threaded). Falls back to
+    the stable argsort where the key could overflow."""
+    n = degree.size
+    if n == 0:
+        return np.empty(0, np.int64)
+    d = degree.astype(np.int64)
+    lo, hi = int(d.min()), int(d.max())
+    if (hi - lo + 1) * n >= 2 ** 62:
+        return np.argsort(-d if descending else d, kind="stable")
+    key = (hi - d) if descending else (d - lo)
+    key *= n
+    key += np.arange(n)
+    key.sort()
+    return key % n
 
 
 def auto_share(graph, strategy, gpus, budget, bytes_per_edge, seed=0):
@@ -250,7 +264,7 @@ def local_order(graph, members, hub_sort="degree", scores=None):
         return hytgraph_order(members, hub_scores(graph) if scores is None else scores)
     members = np.sort(members)
     if hub_sort == "degree":
-        return members[np.argsort(-graph.out_degree[members], kind="stable")]
+        return members[by_degree(graph.out_degree[members])]
     if hub_sort == "off":
         return members
     raise ValueError(f"unknown hub_sort {hub_sort!r}")
@@ -258,11 +272,8 @@ def local_order(graph, members, hub_sort="degree", scores=None):
 
 def _order_members(graph, members, strategy, seed):
     """`members` in HIGH / LOW / RAND order (with every vertex as members, `_order`'s order)."""
-    degree = graph.out_degree[members]
-    if strategy == "HIGH":
-        return members[np.argsort(-degree, kind="stable")]
-    if strategy == "LOW":
-        return members[np.argsort(degree, kind="stable")]
+    if strategy in ("HIGH", "LOW"):
+        return members[by_degree(graph.out_degree[members], strategy == "HIGH")]
     return members[np.random.default_rng(seed).permutation(members.size)]
 
 
@@ -292,7 +303,7 @@ def deal_to_ranks(graph, ranks):
     low-degree vertices, and the same number of edges within the largest degree. Each rank then
     splits its share between its CPU and GPU partitions as one process would."""
     n = graph.n_vertices
-    order = np.argsort(-graph.out_degree, kind="stable")
+    order = by_degree(graph.out_degree)
     k = np.arange(n)
     rank = k % ranks
     odd = (k // ranks) % 2 == 1
@@ -406,17 +417,18 @@ def _build_views(plan, g):
     n = g.n_vertices
     idx_dtype = index_dtype(n)
     mark = np.zeros(n, dtype=np.uint8)
-    slot_of = np.zeros(n, dtype=np.int64)
     degree = np.diff(g.indptr)
+    # the rows' sort key, -degree, in 4 bytes where it fits: half the cache lines per lookup
+    key_dtype = np.int32 if degree.size == 0 or degree.max() < 2 ** 31 else np.int64
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
-        ghosts = np.flatnonzero(mark)
+        # ghosts grouped by owner, each group in the owner's local order (its inbox is then
+        # walked in order): each owner's vertices filtered by the marks, no sort
+        groups = [members[mark[members] != 0] for members in plan.gvids]
+        ghosts = np.concatenate(groups)
         mark[ghosts] = 0
-        # group by owner, each group in the owner's local order (its inbox is then walked in order)
-        ghosts = ghosts[np.lexsort((plan.lvid_of[ghosts], plan.owner[ghosts]))]
-        slot_of[ghosts] = np.arange(ghosts.size)
-        ghost_ptr = np.searchsorted(plan.owner[ghosts], np.arange(plan.n_partitions + 1))
+        ghost_ptr = np.concatenate([[0], np.cumsum([grp.size for grp in groups])])
         indptr = np.zeros(gvids.size + 1, dtype=np.int64)
         _k.plan_row_degrees(g.indptr, gvids, indptr)
         np.cumsum(indptr, out=indptr)
@@ -425,16 +437,23 @@ def _build_views(plan, g):
         indices = np.empty(int(indptr[-1]), dtype=local_dtype)
         has_w = g.weights is not None
         weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
-        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids,
-                     plan.owner, plan.lvid_of, slot_of, pid, indptr, indices, weights)
+        code = np.empty(n, dtype=local_dtype)     # only the rows' targets are ever read
+        code[gvids] = np.arange(gvids.size)
+        code[ghosts] = np.arange(gvids.size, gvids.size + ghosts.size)
+        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, code,
+                     gvids.size, indptr, indices, weights)
         _k.plan_sort_rows(indptr, indices, weights, has_w,
-                          -np.concatenate([degree[gvids], degree[ghosts]]), gvids.size)
+                          -np.concatenate([degree[gvids], degree[ghosts]]).astype(key_dtype),
+                          gvids.size)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land
     for q, view in enumerate(views):
         mine = [plan.lvid_of[v.ghost_gvid[v.ghost_ptr[q]:v.ghost_ptr[q + 1]]] for v in views]
-        view.boundary_lvid = np.unique(np.concatenate(mine)).astype(np.int64) if mine else \
-            np.empty(0, np.int64)
-        view.peer_pos = [np.searchsorted(view.boundary_lvid, m) for m in mine]
+        held = np.zeros(view.n_local, dtype=bool)      # marks, not np.unique: O(n), no sort
+        for m in mine:
+            held[m] = True
+        view.boundary_lvid = np.flatnonzero(held).astype(np.int64)
+        rank = np.cumsum(held, dtype=np.int64) - 1     # position of a held vertex in the list
+        view.peer_pos = [rank[m] for m in mine]
     return views
