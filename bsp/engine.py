@@ -93,6 +93,7 @@ class Engine:
             t_step = time.perf_counter()
             record = self._superstep(algorithm, mode, step)
             votes = [self._call(algorithm.vote, p, step) for p in parts]
+            self._gpu_times(record["compute_s"])
             record["wall_s"] = time.perf_counter() - t_step
             active, edges, key = self._tally(votes)
             record["active_vertices"] = int(active)
@@ -267,17 +268,24 @@ class Engine:
 
     def _compute(self, algorithm, mode, step):
         """Queue the GPU partitions' kernels first (timed by events on their streams), then run
-        the host partitions, which so overlap the GPUs, then wait for the GPUs."""
+        the host partitions, which so overlap the GPUs. Nothing waits for the GPUs here: what
+        reads their results next (the exchange's pack, the vote's copy) waits on their streams,
+        and the host partitions' exchange work runs meanwhile; their times are read once the
+        superstep is over (`_gpu_times`)."""
         times = [0.0] * self.plan.n_partitions
-        gpus = [p for p in self.parts if p.device == "gpu"]
-        for p in gpus:
-            with p.context():
-                p.start_timer()
-                algorithm.compute(p, step, mode, self._box(p, mode))
-                p.stop_timer()
+        for p in self.parts:
+            if p.device == "gpu":
+                with p.context():
+                    p.start_timer()
+                    algorithm.compute(p, step, mode, self._box(p, mode))
+                    p.stop_timer()
         for p in self.parts:
             if p.device != "gpu":
                 _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, self._box(p, mode))
-        for p in gpus:
-            times[p.pid] = p.elapsed()
         return times
+
+    def _gpu_times(self, times):
+        """The GPU partitions' compute times of the superstep just done, into `times`."""
+        for p in self.parts:
+            if p.device == "gpu":
+                times[p.pid] = p.elapsed()

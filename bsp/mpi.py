@@ -594,6 +594,8 @@ class MpiEngine(Engine):
     def _compute(self, algorithm, mode, step):
         t0 = time.perf_counter()
         times = super()._compute(algorithm, mode, step)
+        for p in self.parts:        # the rank's compute wall includes its GPUs' kernels
+            p.synchronize()
         self._compute_wall += time.perf_counter() - t0
         return times
 

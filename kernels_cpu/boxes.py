@@ -127,6 +127,15 @@ def box_positions(pos, idx, offset, out):
         out[i] = pos[idx[i] - offset]
 
 
+@kernel("pos")
+def box_scatter(vals, pos, out, old, new):
+    """out[pos[i]] = vals[i], or `new` where vals[i] == old (cast to out's type): a partition's
+    state put in place by global id (positions are distinct: no races). Host only: results."""
+    for i in prange(pos.size):
+        v = vals[i]
+        out[pos[i]] = new if v == old else v
+
+
 @kernel("arr")
 def box_fill(arr, value):
     for i in prange(arr.size):

@@ -85,5 +85,4 @@ class BFS(Algorithm):
         return Vote(q.length, edges)
 
     def collect(self, parts, n_vertices):
-        return collect(parts, n_vertices, "level", np.int64, -1,
-                       lambda lv: np.where(lv == UNVISITED, -1, lv))
+        return collect(parts, n_vertices, "level", np.int64, -1, UNVISITED)
