@@ -168,9 +168,9 @@ def _order(graph, strategy, seed):
 
 def by_degree(degree, descending=True):
     """np.argsort(-degree or degree, kind="stable"), faster: positions sorted by one unique
-    int64 key, (degree rank) * n + position, with NumPy's default (SIMD) sort, which does not
-    need to be stable (rmat:24's 16.7M vertices: 1.9 s -> 0.3 s single-threaded). Falls back to
-    the stable argsort where the key could overflow."""
+    int64 key, (degree rank) * n + position, sorted by NumPy's default sort, which need not be
+    stable since keys are unique (rmat:20's 1M vertices: 74 -> 36 ms on a 2-core machine).
+    Falls back to the stable argsort where the key could overflow."""
     n = degree.size
     if n == 0:
         return np.empty(0, np.int64)
