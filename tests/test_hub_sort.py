@@ -1,7 +1,8 @@
 """Hub sorting (`hub_sort`, partitioners/plan.py): the local order inside partitions is "degree"
 (every vertex by out-degree), "hytgraph" (HyTGraph's top 8% by out-degree x in-degree first, the
 rest in id order) or "off" (id order). The orders are checked against naive sorts written here,
-and so is the order inside each local row (targets by degree);
+and so is the order inside each local row (targets by degree), as are the degree order's fast
+sort and the views' boundary tables (against their definitions);
 every algorithm gives the references' answers under each order, on cpu and the emulated GPU,
 resident and streamed; the harness keys its plan cache on the order; the CLI takes --hub-sort."""
 
@@ -97,6 +98,44 @@ def test_partition_applies_the_order_in_every_partition(hub_sort):
             assert np.array_equal(plan.lvid_of[gvids], np.arange(gvids.size))
     with pytest.raises(InputError, match="--hub-sort"):
         partition(g, "HIGH", 0.5, 1, hub_sort="sideways")
+
+
+def test_by_degree_is_the_stable_argsort():
+    """`by_degree` (one unique key, NumPy's unstable sort) gives np.argsort's stable order, ties
+    by position, both ways, on the key path and on the overflow fallback."""
+    from partitioners.plan import by_degree
+    rng = np.random.default_rng(4)
+    cases = [rng.integers(0, 5, 1000), rng.integers(0, 10 ** 6, 5000), np.array([7]),
+             np.empty(0, np.int64), np.array([3, 3, 3, 1, 1]),
+             np.array([0, 2 ** 61, 5, 2 ** 61, 0], dtype=np.int64)]     # the fallback
+    for degree in cases:
+        for descending in (True, False):
+            want = np.argsort(-degree if descending else degree, kind="stable")
+            assert by_degree(degree, descending).tolist() == want.tolist()
+
+
+def test_view_tables_against_their_definitions():
+    """Ghost slots grouped by owner, each group in the owner's local order; boundary_lvid the
+    sorted local ids that any peer holds as ghosts; peer_pos[q] their positions in it, in q's
+    slot order (the exchange folds and fills boxes through these)."""
+    g = generate("rmat:10", seed=3, undirected=True)
+    for strategy, share, gpus in (("HIGH", 0.5, 1), ("RAND", 0.3, 2), ("LOW", 0.0, 2)):
+        plan = partition(g, strategy, share, gpus, seed=1)
+        views = plan.views("out")
+        for pid, view in enumerate(views):
+            for q in range(plan.n_partitions):
+                group = view.ghost_gvid[view.ghost_ptr[q]:view.ghost_ptr[q + 1]]
+                assert np.all(plan.owner[group] == q)
+                assert np.all(np.diff(plan.lvid_of[group].astype(np.int64)) > 0)
+            targets = {int(t) for u in plan.gvids[pid]
+                       for t in g.indices[g.indptr[u]:g.indptr[u + 1]] if plan.owner[t] != pid}
+            assert sorted(int(v) for v in view.ghost_gvid) == sorted(targets)
+        for q, view in enumerate(views):
+            held = [plan.lvid_of[v.ghost_gvid[v.ghost_ptr[q]:v.ghost_ptr[q + 1]]] for v in views]
+            union = sorted({int(x) for h in held for x in h})
+            assert view.boundary_lvid.tolist() == union
+            for h, pos in zip(held, view.peer_pos):
+                assert view.boundary_lvid[pos].tolist() == h.tolist()
 
 
 def test_rows_list_targets_by_degree():
