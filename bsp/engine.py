@@ -235,7 +235,9 @@ class Engine:
         n = part.views[mode.view].n_ghosts
         box = part.boxes.get(mode.name)
         if mode.state is not None:
-            box = getattr(part.state, mode.state)[part.n_local:part.n_local + n]
+            state = getattr(part.state, mode.state)
+            if box is None or box.base is not state:    # (a slice of a device array: 3 us)
+                box = state[part.n_local:part.n_local + n]
         elif mode.message.dtype == np.bool_:        # flags: a bitmap (bsp/exchange.py)
             if box is None or box.size != bitmap_bytes(n):
                 box = part.empty(bitmap_bytes(n), np.uint8)
@@ -248,8 +250,10 @@ class Engine:
             return
         outbox = part.outboxes.get(mode.name)
         if outbox is None or outbox.touched.size != n:
-            outbox = Outbox(box, part.empty(n, np.int64), part.full(1, 0, np.int64))
-        part.outboxes[mode.name] = outbox = outbox._replace(values=box)
+            outbox = part.outboxes[mode.name] = Outbox(box, part.empty(n, np.int64),
+                                                       part.full(1, 0, np.int64))
+        elif outbox.values is not box:
+            part.outboxes[mode.name] = outbox = outbox._replace(values=box)
         if part.clean_box != mode.name:
             k = part.kernels("boxes")
             k.box_fill(box, mode.message.dtype.type(mode.message.identity))

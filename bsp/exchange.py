@@ -169,7 +169,7 @@ def exchange_push(parts, host_views, mode, buffers):
         if view.n_ghosts == 0:
             continue
         outbox = p.outboxes[mode.name]
-        owners = np.count_nonzero(np.diff(view.ghost_ptr))
+        owners = view.owners
         with p.context():
             idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
         sent.append((p, outbox, n, touched))

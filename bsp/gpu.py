@@ -48,11 +48,14 @@ class GpuPartition(Partition):
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
             self._slot_copied = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
             self._slot_free = [cupy.cuda.Event(disable_timing=True) for _ in range(3)]
+        # one context object, entered tens of times a superstep (the Device keeps a stack of
+        # the devices it replaced, the stream a thread-local one: nesting is safe)
+        self._context = _Context(cupy.cuda.Device(device_id), self.stream)
         with self.context():
             super().__init__(plan, pid, edges)
 
     def context(self):
-        return _Context(cupy.cuda.Device(self.device_id), self.stream)
+        return self._context
 
     def to_device(self, host, count=True):
         host = np.ascontiguousarray(host)
@@ -175,7 +178,8 @@ class GpuPartition(Partition):
 
 class _Context:
     """The partition's device and stream made current, and the previous ones back on exit (a
-    class, not a generator: the engine enters one per callback, tens per superstep)."""
+    class, not a generator: the engine enters it once per callback, tens of times a
+    superstep)."""
 
     __slots__ = ("device", "stream")
 

@@ -279,8 +279,7 @@ class Partition:
         0.07-0.19 ms on the H100 machine)."""
         if reuse is None:
             return [np.empty(shape, dtype) for shape, dtype in specs]
-        layout, total = _layout(specs)
-        return _carve(self._kept_buffer(reuse, total)[0], layout)
+        return self.mapped_all(*specs, reuse=reuse)[0]
 
     def mapped_all(self, *specs, reuse):
         """Arrays of the given (shape, dtype)s that the host and this partition's kernels both
@@ -339,13 +338,16 @@ class Partition:
 
     def context(self):
         """Where this partition's callbacks run (a GPU partition's device and stream)."""
-        return contextlib.nullcontext()
+        return _NO_CONTEXT
 
     def timed(self, fn, *args):
         t0 = time.perf_counter()
         out = fn(*args)
         self.synchronize()
         return out, time.perf_counter() - t0
+
+
+_NO_CONTEXT = contextlib.nullcontext()     # reusable: it holds no state
 
 
 def _layout(specs):

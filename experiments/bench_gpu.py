@@ -44,15 +44,19 @@ def configurations(strategies, shares, device):
 
 def overhead_ms(metrics):
     """Median wall time (compute, exchange and vote) of the supersteps whose frontier has at
-    most 64 vertices and 1,000 edges: the engine's overhead per superstep. Only frontier
+    most 64 vertices and 1,000 edges: the engine's overhead per superstep. The steps are picked
+    by the last trial's records and timed in every trial with as many steps (one near-empty
+    step per run is common, so one trial's would be a single sample). Only frontier
     algorithms (BFS, BC) report frontier edges; SSSP's vote counts the current bucket only,
     which says little about the next superstep's work, so it gets none."""
     records = metrics["per_superstep"]
-    steps = [s for prev, s in zip(records, records[1:])
+    steps = [i + 1 for i, prev in enumerate(records[:-1])
              if prev["active_vertices"] <= 64 and 0 < prev.get("frontier_edges", 0) <= 1000]
     if not steps:
         return None
-    return 1e3 * statistics.median(s["wall_s"] for s in steps)
+    walls = [w for w in metrics.get("trials_step_wall_s", [])
+             if len(w) == len(records)] or [[r["wall_s"] for r in records]]
+    return 1e3 * statistics.median(w[i] for w in walls for i in steps)
 
 
 def same(alg, values, ref):

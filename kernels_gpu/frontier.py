@@ -6,7 +6,7 @@ kernel that reads the queue length on the device, so the host waits once per vot
 
 import cupy
 
-from ._cuda import function, i64, launch, launch_strided, zero
+from ._cuda import function, i64, launch, launch_strided
 
 SCAN_THREADS = 1024
 ONE_BLOCK = 1 << 15     # queues up to this long are scanned by one block, in one launch
@@ -43,15 +43,27 @@ __global__ void totem_frontier_scan(const i64* indptr, const i64* queue, i64 qle
     if (threadIdx.x == SCAN_THREADS - 1) offs[qlen] = sums[threadIdx.x];
 }
 
-// counts (zeroed before) = (n, sum of degree[queue[:n]]) for n = *len; one atomic per warp
-__global__ void totem_frontier_count(const i64* degree, const i64* queue, const i64* len,
-                                     u64* counts) {
+// out = (n, sum of degree[queue[:n]]) for n = *len, then *len = 0. `work` (zero on entry, and
+// left so): the sum, one atomic per warp, and the count of blocks done; the last block done
+// publishes the result, so `out` may be mapped host memory that the host reads after one wait
+__global__ void totem_frontier_count(const i64* degree, const i64* queue, i64* len, u64* work,
+                                     i64* out) {
+    __shared__ bool last;
     i64 n = *len;
     u64 sum = 0;
     for (i64 i = global_thread(); i < n; i += (i64)gridDim.x * blockDim.x) sum += degree[queue[i]];
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o);
-    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(&counts[1], sum);
-    if (global_thread() == 0) counts[0] = (u64)n;
+    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(&work[0], sum);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&work[1], 1ULL) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        out[0] = n;
+        out[1] = (i64)atomicExch(&work[0], 0ULL);
+        work[1] = 0;
+        *len = 0;
+    }
 }
 """
 
@@ -72,9 +84,9 @@ def frontier_offsets(indptr, queue, qlen):
     return offs
 
 
-def frontier_count(out_degree, queue, next_len, counts):
-    """counts = (n, sum of out-degrees of queue[:n]) for n = next_len[0]; then next_len[0] = 0
-    (all queued on the current stream: the caller reads counts after one copy)."""
-    zero(counts)
-    launch_strided(function(SOURCE, "totem_frontier_count"), (out_degree, queue, next_len, counts))
-    zero(next_len)
+def frontier_count(out_degree, queue, next_len, work, out):
+    """out = (n, sum of out-degrees of queue[:n]) for n = next_len[0]; then next_len[0] = 0, in
+    one launch. `work`: two zeros, left so (the kernel's sum and its count of blocks done); `out`
+    may be mapped host memory (the caller then reads it after one wait, without a copy)."""
+    launch_strided(function(SOURCE, "totem_frontier_count"),
+                   (out_degree, queue, next_len, work, out))

@@ -31,6 +31,7 @@ for in-degrees and sorts only the hubs), O(V + E) per view for the local CSRs an
 ordering their rows (Numba, parallel).
 """
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,6 +69,11 @@ class LocalView:
     @property
     def n_ghosts(self):
         return self.ghost_gvid.size
+
+    @functools.cached_property
+    def owners(self):
+        """How many peers own ghost slots here (counted once: the exchange asks each step)."""
+        return int(np.count_nonzero(np.diff(self.ghost_ptr)))
 
     def peer_lvid(self, q):
         """Local ids of the vertices peer q holds ghost slots of, in q's slot order."""

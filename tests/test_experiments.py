@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import totem_py
 
 REPO = Path(__file__).resolve().parents[1]
@@ -236,3 +238,18 @@ def test_bench_transfer_smoke(tmp_path):
     assert all(r["matches"] for r in report["rows"])
     assert all(r["cache_bytes"] == 0 for r in report["rows"] if r["gpu_cache"] == 0)
     assert "cached" in proc.stdout
+
+
+def test_overhead_takes_the_near_empty_steps_of_every_trial():
+    """bench_gpu's overhead: the steps after one with <= 64 active vertices and 1..1000 frontier
+    edges, timed in every trial with the last trial's step count (not the last trial alone)."""
+    from experiments.bench_gpu import overhead_ms
+    records = [dict(active_vertices=a, frontier_edges=e, wall_s=w) for a, e, w in
+               [(1, 500, 9.0), (5000, 90_000, 1.0), (30, 30, 2.0), (0, 0, 0.004)]]
+    walls = [[9, 1, 2, 0.001], [9, 0.002, 2, 0.002], [9, 1, 2], [9, 0.003, 2, 0.004]]
+    # steps 1 (after step 0's 1 vertex) and 3, in the trials of 4 steps: 1, 0.001, 0.002,
+    # 0.002, 0.003, 0.004 s (the last trial alone would give 3.5 ms)
+    metrics = dict(per_superstep=records, trials_step_wall_s=walls)
+    assert overhead_ms(metrics) == pytest.approx(2.5)
+    assert overhead_ms(dict(per_superstep=records)) == 1e3 * 0.5 * (0.004 + 1.0)
+    assert overhead_ms(dict(per_superstep=records[1:2])) is None

@@ -27,15 +27,19 @@ def test_pr_pull_splits_long_rows():
 @pytest.mark.parametrize("n", [0, 1, 5, 3000, 40_000])
 def test_frontier_count(twins, n):
     """frontier_count: the next queue's length and out-degree sum in one call, its counter
-    emptied; the GPU twin reads the length on the device (a grid-stride kernel)."""
+    emptied; the GPU twin reads the length on the device (a grid-stride kernel) and leaves its
+    work array at zero for the next call."""
     rng = np.random.default_rng(n)
     degree = rng.integers(0, 50, 100_000).astype(np.int64)
     queue = rng.integers(0, degree.size, max(n, 1) + 7).astype(np.int64)
-    next_len = twins.put(np.array([n], np.int64))
-    counts = twins.put(np.full(2, -1, np.int64))
-    twins.frontier.frontier_count(twins.put(degree), twins.put(queue), next_len, counts)
-    assert twins.get(counts).tolist() == [n, int(degree[queue[:n]].sum())]
-    assert twins.get(next_len).tolist() == [0]
+    work = twins.put(np.zeros(2, np.int64))
+    for _ in range(2):
+        out = twins.put(np.full(2, -1, np.int64))
+        next_len = twins.put(np.array([n], np.int64))
+        twins.frontier.frontier_count(twins.put(degree), twins.put(queue), next_len, work, out)
+        assert twins.get(out).tolist() == [n, int(degree[queue[:n]].sum())]
+        assert twins.get(next_len).tolist() == [0]
+        assert twins.get(work).tolist() == [0, 0]
 
 
 @pytest.mark.gpu

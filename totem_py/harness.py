@@ -241,7 +241,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     if progress:
         progress.phase(f"{alg.name}: untimed warm-up run")
     values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
-    times, collect_s = [], []
+    times, collect_s, step_walls = [], [], []
     for trial in range(max(int(trials), 1)):
         if progress:
             progress.phase(f"{alg.name}: trial {trial + 1} of {max(int(trials), 1)}")
@@ -249,6 +249,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         values, records = engine.run(alg)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it
         collect_s.append(engine.timings["collect_s"])  # results back by global id
+        step_walls.append([r["wall_s"] for r in records])
         h2d = sum(p.h2d_bytes for p in engine.parts) - h2d0
     if progress:
         progress.done()
@@ -279,7 +280,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         source=source, iterations=getattr(alg, "iterations", None),
         tolerance=getattr(alg, "tolerance", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
-        prepare_s=prepare_s, time_s=time_s, trials_s=times,
+        prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,
         collect_s=statistics.median(collect_s),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,

@@ -29,7 +29,7 @@ class Queue:
         self.items = part.empty(part.n_local, np.int64)
         self.next = part.empty(part.n_local, np.int64)
         self.next_len = part.full(1, 0, np.int64)
-        self.counts = part.empty(2, np.int64)
+        self.work = part.full(2, 0, np.int64)      # frontier_count's, zero between calls
         self.length = 0
 
     def start(self, lvid):
@@ -41,10 +41,11 @@ class Queue:
         """Make the next queue current and empty the next one; returns the new queue's edges
         (the sum of its out-degrees), counted with its length in one kernel."""
         part = self.part
+        (counts,), (out,) = part.mapped_all((2, np.int64), reuse="queue counts")
         part.kernels("frontier").frontier_count(part.out_degree, self.next, self.next_len,
-                                                self.counts)
+                                                self.work, out)
         self.items, self.next = self.next, self.items
-        counts, = part.to_host_all(self.counts, count=False, reuse="queue counts")
+        part.synchronize()
         self.length, edges = int(counts[0]), int(counts[1])
         return edges
 
