@@ -11,7 +11,7 @@ import inspect
 import types
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .atomics import PREFETCH, atomic_add, prefetch
 
@@ -150,21 +150,50 @@ def flush(buf, count, queue, length):
 
 
 EDGES_PER_BLOCK = 2048
+PARALLEL_QUEUE = 16384      # frontier_blocks sums longer queues in parallel
 
 
-@njit(nogil=True, cache=True)
+@njit(inline="always")
 def frontier_blocks(indptr, queue, qlen):
     """Split the edges of queue[:qlen] into blocks of about equal edges, hubs cut across blocks.
 
     Returns (offsets, nblocks): offsets[i] is where vertex queue[i]'s edges start in the
     concatenation of the frontier's edge lists. A frontier of a few thousand vertices can hold
     the hubs and most of the edges (SSSP re-relaxes hubs); blocks of equal vertex counts would
-    leave one thread with all of them."""
+    leave one thread with all of them.
+    Inlined into the kernels: queues of PARALLEL_QUEUE items or more are summed in parallel in
+    a kernel's parallel copy (two passes over runs of the queue: each run's degree sum, then the
+    offsets from the run's start), shorter ones serially. Each item is a random read of indptr,
+    10-25 ns when serial; CPU-only SSSP on rmat:24 reads about 9 million a run (the H100 host,
+    16 threads, 112 supersteps: 838 / 776 ms with the serial sum, 690 / 588 with this one).
+    """
     offsets = np.empty(qlen + 1, dtype=np.int64)
     offsets[0] = 0
-    for i in range(qlen):
-        v = queue[i]
-        offsets[i + 1] = offsets[i] + indptr[v + 1] - indptr[v]
+    if qlen < PARALLEL_QUEUE:
+        for i in range(qlen):
+            if i + PREFETCH < qlen:
+                prefetch(indptr, queue[i + PREFETCH])
+            v = queue[i]
+            offsets[i + 1] = offsets[i] + indptr[v + 1] - indptr[v]
+    else:
+        nruns = BLOCKS
+        sums = np.zeros(nruns + 1, dtype=np.int64)
+        for r in prange(nruns):
+            end = (r + 1) * qlen // nruns
+            total = 0
+            for i in range(r * qlen // nruns, end):
+                if i + PREFETCH < end:
+                    prefetch(indptr, queue[i + PREFETCH])
+                v = queue[i]
+                total += indptr[v + 1] - indptr[v]
+                offsets[i + 1] = total
+            sums[r + 1] = total
+        for r in range(nruns):
+            sums[r + 1] += sums[r]
+        for r in prange(nruns):
+            base = sums[r]
+            for i in range(r * qlen // nruns, (r + 1) * qlen // nruns):
+                offsets[i + 1] += base
     nblocks = max(1, min(BLOCKS * 4, offsets[qlen] // EDGES_PER_BLOCK))
     return offsets, nblocks
 
