@@ -92,6 +92,41 @@ def test_auto_share_fits_the_gpu_budget(tmp_path):
     assert gpu and all(0 < p["on_gpu_bytes"] <= 256 * 1024 for p in gpu)
 
 
+
+def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
+    """Without --gpu-memory the budget is 80% of the device's free memory plus the blocks
+    CuPy's pool keeps cached, after unreferenced partitions are collected (a stand-in CuPy:
+    the driver reports 1000 bytes free, the pool holds 500 spare, and a collected cycle
+    would have given 200 back to the driver)."""
+    import gc
+    import sys
+    import types
+
+    from totem_py.harness import gpu_budget
+
+    driver = {"free": 1000}
+
+    class Held:                       # device memory a dropped partition still holds
+        def __del__(self):
+            driver["free"] += 200
+
+    cycle = Held()
+    cycle.me = cycle
+    del cycle
+    pool = types.SimpleNamespace(free_bytes=lambda: 500)
+    fake = types.SimpleNamespace(
+        cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(
+            memGetInfo=lambda: (driver["free"], 4000))),
+        get_default_memory_pool=lambda: pool)
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    gc.disable()
+    try:
+        assert gpu_budget("gpu", None) == int(0.8 * (1200 + 500))
+    finally:
+        gc.enable()
+    assert gpu_budget("gpu", 123) == 123
+    assert gpu_budget("emulated", None) is None
+
 def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
