@@ -92,7 +92,6 @@ def test_auto_share_fits_the_gpu_budget(tmp_path):
     assert gpu and all(0 < p["on_gpu_bytes"] <= 256 * 1024 for p in gpu)
 
 
-
 def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
     """Without --gpu-memory the budget is 80% of the device's free memory plus the blocks
     CuPy's pool keeps cached, after unreferenced partitions are collected (a stand-in CuPy:
@@ -126,6 +125,7 @@ def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
         gc.enable()
     assert gpu_budget("gpu", 123) == 123
     assert gpu_budget("emulated", None) is None
+
 
 def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     js = tmp_path / "m.json"
