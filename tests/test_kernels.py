@@ -3,7 +3,9 @@ either side of the GPU scan's one-block limit."""
 
 import numpy as np
 import pytest
+from numba import njit, prange
 
+from kernels_cpu.jit import BLOCKS, EDGES_PER_BLOCK, frontier_blocks
 from kernels_cpu.pagerank import pr_pull
 from totem_py.backend import cuda_device_count
 from twins import twins  # noqa: F401 (fixture)
@@ -61,31 +63,29 @@ def test_frontier_offsets_on_gpu(qlen):
         assert offs is None
 
 
+@njit(parallel=True)
+def _blocks_parallel(indptr, queue, qlen):
+    offsets, nblocks = frontier_blocks(indptr, queue, qlen)
+    for _ in prange(1):     # a caller with a parfor of its own, as the kernels are
+        pass
+    return offsets, nblocks
+
+
+@njit
+def _blocks_serial(indptr, queue, qlen):
+    return frontier_blocks(indptr, queue, qlen)
+
+
 @pytest.mark.parametrize("qlen", [0, 1, 1023, 16_383, 16_384, 200_001])
 def test_frontier_blocks(qlen):
     """The CPU kernels' scan of a queue's degrees, inlined: serial below PARALLEL_QUEUE items,
     two parallel passes above it in a kernel's parallel copy, a plain loop in its serial one."""
-    from numba import njit, prange
-
-    from kernels_cpu.jit import BLOCKS, EDGES_PER_BLOCK, frontier_blocks
-
-    @njit(parallel=True)
-    def parallel(indptr, queue, qlen):
-        offsets, nblocks = frontier_blocks(indptr, queue, qlen)
-        for _ in prange(1):     # a caller with a parfor of its own, as the kernels are
-            pass
-        return offsets, nblocks
-
-    @njit
-    def serial(indptr, queue, qlen):
-        return frontier_blocks(indptr, queue, qlen)
-
     rng = np.random.default_rng(qlen)
     degree = rng.integers(0, 40, 300_000)
     indptr = np.concatenate([[0], np.cumsum(degree)]).astype(np.int64)
     queue = rng.integers(0, degree.size, qlen + 3).astype(np.int64)
     want = np.concatenate([[0], np.cumsum(degree[queue[:qlen]])])
-    for caller in (parallel, serial):
+    for caller in (_blocks_parallel, _blocks_serial):
         offsets, nblocks = caller(indptr, queue, qlen)
         assert np.array_equal(offsets, want)
         assert nblocks == max(1, min(BLOCKS * 4, want[-1] // EDGES_PER_BLOCK))
@@ -94,8 +94,6 @@ def test_frontier_blocks(qlen):
 def test_prefetch_is_only_a_hint():
     """kernels_cpu.atomics.prefetch compiles, changes nothing and never faults, whatever the
     index (the edge loops prefetch up to PREFETCH items past what they read)."""
-    from numba import njit
-
     from kernels_cpu.atomics import prefetch
 
     @njit
