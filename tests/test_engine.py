@@ -3,6 +3,7 @@
 (totem_py.reference, themselves checked against scipy and networkx), on the toy graphs and on every
 graph of ../shared/data. One plan serves every algorithm and device of a configuration."""
 
+import gc
 import os
 from pathlib import Path
 
@@ -165,3 +166,37 @@ def test_runs_on_one_engine_reuse_the_reset_push_box(device):
                        for p, a in zip(engine.parts, arrays))
             kept.append(arrays)
         assert all(a is b for a, b in zip(kept[0], kept[-1]))   # the same arrays, run to run
+
+
+def test_no_cyclic_collection_inside_a_run():
+    """The collector is paused for a run's supersteps and back on after it: with the threshold
+    at one allocation, a run with it on collects hundreds of times."""
+    g = with_random_weights(TOYS["rmat_small"], seed=3)
+    engine = Engine(partition(g, "RAND", 0.5, 2, seed=1), "emulated")
+    engine.run(SSSP(0))       # compile and place outside the count
+    inside, collections = [False], []
+    run = engine._run
+
+    def timed_part(algorithm):
+        inside[0] = True
+        try:
+            return run(algorithm)
+        finally:
+            inside[0] = False
+
+    def count(phase, info):
+        if phase == "start" and inside[0]:
+            collections.append(info["generation"])
+
+    engine._run = timed_part
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    gc.callbacks.append(count)
+    try:
+        got, _ = engine.run(SSSP(0))
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*threshold)
+    assert gc.isenabled()
+    assert collections == []
+    assert mismatch("sssp", got, ref.sssp_distances(g, 0)) is None
