@@ -488,3 +488,22 @@ def test_verifiers_name_the_first_bad_edge():
     with pytest.raises(VerificationError, match=f"sssp: vertex {v[first]} has distance .* the "
                                                 f"edge from {u[first]} gives"):
         verify_sssp(w, s, bad)
+
+
+def test_parallel_walks_of_the_verifiers_match_scipy():
+    """weak_components (parallel union-find) and sssp_tight_reach (parallel BFS levels) on a
+    graph of 200K vertices whose edges are sparse enough to leave thousands of components and
+    long tight paths, against SciPy's component count and the reachable set."""
+    from kernels_cpu.verify import sssp_tight_reach, weak_components
+    rng = np.random.default_rng(7)
+    n, m = 200_000, 300_000
+    g = Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n,
+                         weights=rng.integers(1, 4, m).astype(np.float64))
+    count, _ = connected_components(simple_matrix(g), directed=True, connection="weak")
+    assert weak_components(g.indptr, g.indices) == count
+    s = int(np.argmax(g.out_degree))
+    dist = reference.sssp_distances(g, s)
+    seen = np.zeros(n, dtype=np.uint8)
+    sssp_tight_reach(g.indptr, g.indices, g.weights, True, dist, 1e-5, s, seen)
+    assert np.array_equal(seen == 1, np.isfinite(dist))
+    assert np.isfinite(dist).sum() > 10_000 and count > 1000
