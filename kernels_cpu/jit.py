@@ -216,14 +216,21 @@ def prefetch_rows(indptr, indices, queue, qlen, i, state):
     queue[i + 16]'s bounds, queue[i + 8]'s state and first edges, queue[i + 4]'s first PREFETCH
     targets' state. Short rows (most of a power-law graph's) are then not one cache miss after
     another; a loop prefetches within long rows itself (`state[indices[e + PREFETCH]]`)."""
-    if i + 16 < qlen:
-        prefetch(indptr, queue[i + 16])
-    if i + 8 < qlen:
-        u = queue[i + 8]
+    prefetch_rows_every(indptr, indices, queue, qlen, i, 1, state)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def prefetch_rows_every(indptr, indices, queue, qlen, i, step, state):
+    """prefetch_rows for a loop that takes every `step`-th item of the queue (queue[i], then
+    queue[i + step], ...)."""
+    if i + 16 * step < qlen:
+        prefetch(indptr, queue[i + 16 * step])
+    if i + 8 * step < qlen:
+        u = queue[i + 8 * step]
         prefetch(state, u)
         prefetch(indices, indptr[u])
-    if i + 4 < qlen:
-        u = queue[i + 4]
+    if i + 4 * step < qlen:
+        u = queue[i + 4 * step]
         for e in range(indptr[u], min(indptr[u + 1], indptr[u] + PREFETCH)):
             prefetch(state, indices[e])
 

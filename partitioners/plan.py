@@ -424,8 +424,11 @@ def _build_views(plan, g):
     idx_dtype = index_dtype(n)
     mark = np.zeros(n, dtype=np.uint8)
     degree = np.diff(g.indptr)
-    # the rows' sort key, -degree, in 4 bytes where it fits: half the cache lines per lookup
-    key_dtype = np.int32 if degree.size == 0 or degree.max() < 2 ** 31 else np.int64
+    # the rows' sort key, -degree, in 4 bytes (half the cache lines per lookup of 8 bytes);
+    # plan_sort_rows packs it with a position in one int64
+    if degree.size and degree.max() >= 2 ** 31:
+        raise InputError(f"vertex {int(np.argmax(degree))} has {int(degree.max())} edges: "
+                         f"the partitioner supports degrees below 2**31")
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
@@ -449,7 +452,7 @@ def _build_views(plan, g):
         _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, code,
                      gvids.size, indptr, indices, weights)
         _k.plan_sort_rows(indptr, indices, weights, has_w,
-                          -np.concatenate([degree[gvids], degree[ghosts]]).astype(key_dtype),
+                          -np.concatenate([degree[gvids], degree[ghosts]]).astype(np.int32),
                           gvids.size)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
