@@ -3,7 +3,9 @@ several CPU shares, for BFS, PageRank, SSSP, CC and BC, all in one run, on the G
 
     python -m experiments.bench_gpu --scale 24 --threads 16 --json out/bench_gpu.json
 
-Prints a table (time, MTEPS, supersteps, per-superstep overhead) and writes the records as JSON.
+Prints a table (time, MTEPS, supersteps, per-superstep overhead) and writes the records as JSON,
+each with the host's CPU steal time over its runs (`steal_percent`, from /proc/stat; None
+elsewhere).
 Times are medians over `--trials` timed runs, or more for short runs: a run whose trials add up
 to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
 MAX_TRIALS). A hybrid BFS takes 5-7 ms, and its trials on the lent machine spread over 4.4-7.2
@@ -32,6 +34,25 @@ TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:2
 
 
 MAX_TRIALS = 25
+
+
+def cpu_jiffies():
+    """(all, steal) CPU time of the host in jiffies since boot, from /proc/stat (Linux), or None.
+    Steal is time the hypervisor gave this virtual machine's CPUs to others: the lent GPU
+    machine's CPU-bound cells vary by 10-50% from machine to machine (session 20)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return sum(fields), fields[7] if len(fields) > 7 else 0
+
+
+def steal_percent(before, after):
+    """Steal as a percentage of all CPU time between two cpu_jiffies() readings, or None."""
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return 100.0 * (after[1] - before[1]) / (after[0] - before[0])
 
 
 def configurations(strategies, shares, device):
@@ -99,8 +120,10 @@ def main(argv=None):
     for label, strategy, share, device in configurations(args.strategies.split(","), shares,
                                                                   args.device):
         plan = None
+        host0 = cpu_jiffies()
         for alg in algorithms:
             t1 = time.perf_counter()
+            jiffies = cpu_jiffies()
             options = dict(partition=strategy, cpu_share=share, device=device,
                            iterations=args.iterations, threads=args.threads)
             try:
@@ -126,7 +149,8 @@ def main(argv=None):
                 check = "verified" if alg in ("bfs", "sssp", "cc") else "reference"
             else:
                 check = "same" if same(alg, r.values, reference.get(alg)) else "DIFFERS"
-            records.append(dict(config=label, wall_s=time.perf_counter() - t1, **m))
+            records.append(dict(config=label, wall_s=time.perf_counter() - t1,
+                                steal_percent=steal_percent(jiffies, cpu_jiffies()), **m))
             totem = TOTEM_MS.get(alg, {}).get(label)
             ms = m["time_s"] * 1e3
             ratio = f"{ms / totem:6.2f}" if totem else "     -"
@@ -135,7 +159,9 @@ def main(argv=None):
                   f"{'-' if ovh is None else f'{ovh:.3f}':>7} {totem or '-':>9} {ratio} "
                   f"{len(m['trials_s']):6d}  {check}", flush=True)
         del plan
-        print(f"# {label}: done at {time.perf_counter() - t0:.0f} s", flush=True)
+        steal = steal_percent(host0, cpu_jiffies())
+        print(f"# {label}: done at {time.perf_counter() - t0:.0f} s"
+              + ("" if steal is None else f", host CPU steal {steal:.1f}%"), flush=True)
         if args.json:       # after each configuration: a run cut short keeps what it measured
             with open(args.json, "w") as f:
                 json.dump(dict(scale=args.scale, records=records), f)

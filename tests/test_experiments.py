@@ -1,6 +1,7 @@
 """Smoke tests: the experiment scripts run end to end at a tiny size and write their JSON."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,6 +181,10 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     assert len(records) == 5 * 3 and "DIFFERS" not in proc.stdout
     trials = [len(r["trials_s"]) for r in records]      # short runs get more trials, up to 25
     assert 1 < max(trials) <= 25
+    if os.path.exists("/proc/stat"):
+        # a record shorter than a jiffy (10 ms) has no reading
+        assert all(r["steal_percent"] is None or 0 <= r["steal_percent"] <= 100 for r in records)
+        assert "host CPU steal" in proc.stdout
 
 
 def test_bench_transfer_measures_each_hub_sort(tmp_path):
