@@ -31,6 +31,9 @@ TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:2
     "sssp": {"cpu": 642, "gpu": 53, "HIGH 0.5": 352, "HIGH 0.25": 243},
     "cc": {"cpu": 523, "gpu": 39, "HIGH 0.5": 328, "HIGH 0.25": 166},
 }
+MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # GPU only, mapped edges
+for _alg, _ms in MAPPED_MS.items():
+    TOTEM_MS[_alg]["mapped"] = _ms
 
 
 MAX_TRIALS = 25
@@ -55,12 +58,20 @@ def steal_percent(before, after):
     return 100.0 * (after[1] - before[1]) / (after[0] - before[0])
 
 
-def configurations(strategies, shares, device):
-    yield "cpu", "HIGH", 1.0, "cpu"
-    yield "gpu", "HIGH", 0.0, device
-    for s in strategies:
-        for share in shares:
-            yield f"{s} {share}", s, share, device
+def configurations(kinds, strategies, shares, device):
+    """(label, strategy, cpu share, device, transfer) of each configuration of `kinds` (cpu: CPU
+    only, gpu: GPU only with its edges in device memory (auto without a budget: all resident), mapped: GPU only with its edges in
+    mapped host memory, TOTEM's mode for large graphs; hybrid: each strategy at each share)."""
+    if "cpu" in kinds:
+        yield "cpu", "HIGH", 1.0, "cpu", "auto"
+    if "gpu" in kinds:
+        yield "gpu", "HIGH", 0.0, device, "auto"
+    if "mapped" in kinds:
+        yield "mapped", "HIGH", 0.0, device, "zerocopy"
+    if "hybrid" in kinds:
+        for s in strategies:
+            for share in shares:
+                yield f"{s} {share}", s, share, device, "auto"
 
 
 def overhead_ms(metrics):
@@ -95,6 +106,9 @@ def same(alg, values, ref):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=24)
+    ap.add_argument("--configs", default="cpu,gpu,mapped,hybrid",
+                    help="which of cpu, gpu, mapped, hybrid to run (default all; the others are "
+                         "checked against cpu's results when it runs)")
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc,bc")
     ap.add_argument("--strategies", default="HIGH,LOW,RAND")
     ap.add_argument("--shares", default="0.9,0.75,0.5,0.25")
@@ -117,15 +131,15 @@ def main(argv=None):
     reference = {}   # algorithm -> CPU-only result (itself checked by the verifier)
     print(f"{'algorithm':9} {'config':10} {'time ms':>10} {'MTEPS':>9} {'steps':>6} "
           f"{'ovh ms':>7} {'TOTEM ms':>9} {'ratio':>6} {'trials':>6}  check", flush=True)
-    for label, strategy, share, device in configurations(args.strategies.split(","), shares,
-                                                                  args.device):
+    for label, strategy, share, device, transfer in configurations(
+            args.configs.split(","), args.strategies.split(","), shares, args.device):
         plan = None
         host0 = cpu_jiffies()
         for alg in algorithms:
             t1 = time.perf_counter()
             jiffies = cpu_jiffies()
             options = dict(partition=strategy, cpu_share=share, device=device,
-                           iterations=args.iterations, threads=args.threads)
+                           iterations=args.iterations, threads=args.threads, transfer=transfer)
             try:
                 r = totem_py.run(graph, alg, source=source, trials=args.trials, plan=plan,
                                  verify=label == "cpu" and alg in ("bfs", "sssp", "cc"),

@@ -178,7 +178,8 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
                 "--strategies", "HIGH", "--shares", "0.5", "--trials", "1", "--threads", "1",
                 "--min-timed", "0.01", "--json", str(out))
     records = json.loads(out.read_text())["records"]
-    assert len(records) == 5 * 3 and "DIFFERS" not in proc.stdout
+    assert len(records) == 5 * 4 and "DIFFERS" not in proc.stdout  # cpu, gpu, mapped, HIGH 0.5
+    assert {r["transfer_mode"] for r in records if r["config"] == "mapped"} == {"zerocopy"}
     trials = [len(r["trials_s"]) for r in records]      # short runs get more trials, up to 25
     assert 1 < max(trials) <= 25
     if os.path.exists("/proc/stat"):

@@ -12,8 +12,8 @@ pytestmark = [pytest.mark.gpu,
 
 from bsp import EdgeOptions  # noqa: E402
 from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
-from test_stream import (cached_streaming, check_sorted_segments, often,  # noqa: E402,F401
-                         streaming)  # (often: a fixture)
+from test_stream import (cached_streaming, check_sorted_mapped,  # noqa: E402,F401
+                         check_sorted_segments, often, streaming)  # (often: a fixture)
 from toys import with_random_weights  # noqa: E402
 
 GPU = ("gpu",)
@@ -94,6 +94,10 @@ def test_streamed_edges_on_gpu_under_other_orders(hub_sort, transfer):
 @pytest.mark.parametrize("transfer", ("zerocopy", "compaction", "auto"))
 def test_streamed_segments_sorted_on_gpu(transfer, monkeypatch):
     check_sorted_segments(transfer, monkeypatch, "gpu")
+
+
+def test_mapped_queues_sorted_on_gpu(monkeypatch):
+    check_sorted_mapped(monkeypatch, "gpu")
 
 
 @pytest.mark.parametrize("transfer", ("filter", "compaction", "zerocopy", "auto"))

@@ -10,6 +10,7 @@ import pytest
 
 import bsp.stream
 from bsp import EdgeOptions, Engine
+from bsp.partition import DeviceView
 from bsp.stream import MAX_CHUNKS, chunk_starts, row_lines
 from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
@@ -66,6 +67,27 @@ def test_every_engine_matches_the_references(transfer, strategy):
                      edges=EdgeOptions(transfer, **streaming(g)))
 
 
+def check_sorted_mapped(monkeypatch, device):
+    """Edges in mapped host memory (zerocopy, no budget): the kernels get every queue
+    ascending (SORT_ZEROCOPY 1), and the references' answers."""
+    monkeypatch.setattr(bsp.stream, "SORT_ZEROCOPY", 1)
+    seen = []
+    segments = DeviceView.queue_segments
+
+    def spy(self, queue, qlen):
+        out = segments(self, queue, qlen)
+        if self.host_bytes and qlen > 1:
+            rows = out[0][3][:qlen]
+            rows = rows.get() if device == "gpu" else rows
+            seen.append(bool(np.all(np.diff(rows) >= 0)))
+        return out
+    monkeypatch.setattr(DeviceView, "queue_segments", spy)
+    g = with_random_weights(generate("rmat:10", seed=4, undirected=True), 5)
+    check_matrix(g, "HIGH", devices=(device,), shares=(0.0, 0.5), gpus_list=(1, 2),
+                 edges=EdgeOptions("zerocopy"))
+    assert len(seen) > 10 and all(seen)
+
+
 def check_sorted_segments(transfer, monkeypatch, device):
     """Every zero-copy segment sorted (SORT_ZEROCOPY 1: also a queue that is one segment
     whole, copied first), and every compaction segment: the references' answers, and the
@@ -90,6 +112,10 @@ def check_sorted_segments(transfer, monkeypatch, device):
 @pytest.mark.parametrize("transfer", ("zerocopy", "compaction", "auto"))
 def test_streamed_segments_sorted(transfer, monkeypatch):
     check_sorted_segments(transfer, monkeypatch, "emulated")
+
+
+def test_mapped_queues_sorted(monkeypatch):
+    check_sorted_mapped(monkeypatch, "emulated")
 
 
 @pytest.mark.parametrize("transfer", TRANSFERS)
