@@ -31,7 +31,7 @@ TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:2
     "sssp": {"cpu": 642, "gpu": 53, "HIGH 0.5": 352, "HIGH 0.25": 243},
     "cc": {"cpu": 523, "gpu": 39, "HIGH 0.5": 328, "HIGH 0.25": 166},
 }
-MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # GPU only, mapped edges
+MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # GPU only, mapped edges (H100)
 for _alg, _ms in MAPPED_MS.items():
     TOTEM_MS[_alg]["mapped"] = _ms
 

@@ -17,10 +17,8 @@ import json
 import sys
 
 import totem_py
-from experiments.bench_gpu import same
+from experiments.bench_gpu import MAPPED_MS as TOTEM_MAPPED_MS, same
 from totem_py.run import parse_bytes
-
-TOTEM_MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # H100, rmat:24
 
 
 def main(argv=None):
