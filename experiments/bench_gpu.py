@@ -31,7 +31,7 @@ TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:2
     "sssp": {"cpu": 642, "gpu": 53, "HIGH 0.5": 352, "HIGH 0.25": 243},
     "cc": {"cpu": 523, "gpu": 39, "HIGH 0.5": 328, "HIGH 0.25": 166},
 }
-MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}   # GPU only, mapped edges (H100)
+MAPPED_MS = {"bfs": 406, "pagerank": 498, "sssp": 250, "cc": 138}  # GPU only, edges mapped
 for _alg, _ms in MAPPED_MS.items():
     TOTEM_MS[_alg]["mapped"] = _ms
 
@@ -60,8 +60,9 @@ def steal_percent(before, after):
 
 def configurations(kinds, strategies, shares, device):
     """(label, strategy, cpu share, device, transfer) of each configuration of `kinds` (cpu: CPU
-    only, gpu: GPU only with its edges in device memory (auto without a budget: all resident), mapped: GPU only with its edges in
-    mapped host memory, TOTEM's mode for large graphs; hybrid: each strategy at each share)."""
+    only; gpu: GPU only, its edges in device memory (auto without a budget: all resident);
+    mapped: GPU only, its edges in mapped host memory, TOTEM's mode for large graphs; hybrid:
+    each strategy at each share)."""
     if "cpu" in kinds:
         yield "cpu", "HIGH", 1.0, "cpu", "auto"
     if "gpu" in kinds:
