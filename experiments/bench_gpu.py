@@ -10,8 +10,9 @@ Times are medians over `--trials` timed runs, or more for short runs: a run whos
 to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
 MAX_TRIALS). A hybrid BFS takes 5-7 ms, and its trials on the lent machine spread over 4.4-7.2
 ms: the median of 3 says little.
-The TOTEM column holds the original TOTEM's times measured on the same machine (issue text), and
-the ratio column ours / TOTEM where the configuration matches.
+The TOTEM column holds the original TOTEM's times measured on the same machine on rmat:24 (issue
+text; shown at --scale 24 only), and the ratio column ours / TOTEM where the configuration
+matches.
 """
 
 import argparse
@@ -168,7 +169,7 @@ def main(argv=None):
                 check = "same" if same(alg, r.values, reference.get(alg)) else "DIFFERS"
             records.append(dict(config=label, wall_s=time.perf_counter() - t1,
                                 steal_percent=steal_percent(jiffies, cpu_jiffies()), **m))
-            totem = TOTEM_MS.get(alg, {}).get(label)
+            totem = TOTEM_MS.get(alg, {}).get(label) if args.scale == 24 else None
             ms = m["time_s"] * 1e3
             ratio = f"{ms / totem:6.2f}" if totem else "     -"
             ovh = overhead_ms(m)
