@@ -17,7 +17,6 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import stream as _stream
-from .stream import EdgeStream
 
 _MODULES = {}
 
@@ -72,7 +71,7 @@ class DeviceView:
             with part.context():
                 if self.stream is None or bool(self.stream.wwidth) != weights:
                     self.indices = self._weights = self.stream = None
-                    self.stream = EdgeStream(part, view, self.indptr, budget, opts.transfer,
+                    self.stream = _stream.EdgeStream(part, view, self.indptr, budget, opts.transfer,
                                              opts.chunk_bytes, opts.merge,
                                              self.host_weights if weights else None,
                                              part.view_cache)
