@@ -35,6 +35,7 @@ class GpuPartition(Partition):
     kind = "gpu"
     device = "gpu"
     kernel_package = "kernels_gpu"
+    operator_package = "kernels_gpu"
     xp = cupy
 
     def __init__(self, plan, pid, device_id, edges):

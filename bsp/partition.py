@@ -157,7 +157,8 @@ class DeviceView:
 class Partition:
     kind = "cpu"
     device = "cpu"
-    kernel_package = "kernels_cpu"
+    kernel_package = "kernels_cpu"      # the engine's own kernels (boxes, frontier, chunks)
+    operator_package = "kernels_cpu"    # the operators' backend (bsp/operators.py)
     xp = np
 
     def __init__(self, plan, pid, edges=EdgeOptions()):
@@ -405,8 +406,18 @@ class EmulatedGpuPartition(Partition):
         return out
 
 
+class SimulatedGpuPartition(EmulatedGpuPartition):
+    """An emulated GPU partition whose operators run the GPU backend under numba-cuda's
+    simulator (NUMBA_ENABLE_CUDASIM=1, set before numba.cuda is first imported): the GPU
+    functors and operator kernels execute as Python, thread by thread, on NumPy arrays. For
+    testing on toy graphs without a GPU; very slow."""
+    device = "simulated"
+    operator_package = "kernels_gpu"
+
+
 def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
-    """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu").
+    """The partition object for plan partition `pid` on `device` ("cpu", "emulated", "gpu",
+    "simulated").
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
     (the k-th GPU partition gets device k modulo the device count, unless `gpu_index` says)."""
     if plan.kinds[pid] == "cpu" or device == "cpu":
@@ -416,6 +427,8 @@ def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
         if gpu_index is None:
             gpu_index = pid - plan.kinds.count("cpu")
         part = GpuPartition(plan, pid, gpu_index % device_count(), edges)
+    elif device == "simulated":
+        part = SimulatedGpuPartition(plan, pid, edges)
     else:
         part = EmulatedGpuPartition(plan, pid, edges)
     # does this run use real GPUs and no CPU partition?

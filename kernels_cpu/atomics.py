@@ -36,6 +36,8 @@ def _atomic(op_int, op_float):
         if not isinstance(array, types.Array):
             return None
         op = op_float if isinstance(array.dtype, types.Float) else op_int
+        if op is None:
+            return None
 
         def codegen(context, builder, signature, args):
             ptr, (val,) = _element(context, builder, signature, args)
@@ -61,6 +63,7 @@ def atomic_cas(typingctx, array, index, expected, value):
 atomic_min = _atomic("min", "fmin")
 atomic_max = _atomic("max", "fmax")
 atomic_add = _atomic("add", "fadd")
+atomic_or = _atomic("or", None)
 
 
 _TYPED_POINTERS = str(cgutils.voidptr_t) == "i8*"
@@ -84,3 +87,33 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return types.void(array, index), codegen
+
+
+def _lower_intrinsics():
+    """The CPU lowering of bsp.intrinsics, the intrinsics functors call (Numba's CPU target)."""
+    from numba.extending import overload
+
+    from bsp import intrinsics
+
+    def rmw(impl):
+        def typer(array, index, value):
+            return lambda array, index, value: impl(array, index, value)
+        return typer
+
+    for stub, impl in ((intrinsics.atomic_min, atomic_min), (intrinsics.atomic_max, atomic_max),
+                       (intrinsics.atomic_add, atomic_add), (intrinsics.atomic_or, atomic_or)):
+        overload(stub, target="cpu")(rmw(impl))
+
+    @overload(intrinsics.atomic_cas, target="cpu")
+    def _cas(array, index, expected, value):
+        return lambda array, index, expected, value: atomic_cas(array, index, expected, value)
+
+    @overload(intrinsics.test_bit, target="cpu")
+    def _bit(bits, i):
+        return lambda bits, i: (bits[i >> 3] >> (i & 7)) & 1
+
+    intrinsics.add_lowering(
+        lambda stub, fn: overload(stub, target="cpu", inline="always")(intrinsics.typer(fn)))
+
+
+_lower_intrinsics()

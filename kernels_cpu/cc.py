@@ -1,17 +1,14 @@
-"""Connected components (weak): local union-find (Afforest), then min-label propagation across
-partitions.
+"""Afforest, the local phase of connected components (totem_py/algorithms/cc.py): a union-find
+over a partition's vertices and ghost slots, hand-tuned (the rows of the giant component are read
+only up to their ghost edges, which no functor over whole rows can skip).
 
-Local phase, once (Sutton, Ben-Nun, Barak, IPDPS'18; GAP's cc.cc): every local vertex and every
-ghost slot is a union-find node (ghost slot s is node n_local + s). Link each vertex to its first
-SAMPLE neighbours, compress, find the most frequent component, then link the remaining edges of
-the vertices outside it; edges to ghosts are always linked, since a ghost has no edges of its own
+Sutton, Ben-Nun, Barak, IPDPS'18; GAP's cc.cc: every local vertex and every ghost slot is a
+union-find node (ghost slot s is node n_local + s). Link each vertex to its first SAMPLE
+neighbours, compress, find the most frequent component, then link the remaining edges of the
+vertices outside it; edges to ghosts are always linked, since a ghost has no edges of its own
 here to link it from the other side. Trees always hang the higher node under the lower.
-Global phase (push, min): a set's label is the smallest global id among its nodes, ghosts
-included; sets whose label dropped send it to the owners of their ghosts, who lower the label of
-the set holding that vertex, until no label changes.
-Races: links through compare-and-swap on the parent (atomic_cas, LLVM cmpxchg); labels drop
-through atomic_min and the writer that lowered a label claims the set's flag with atomic_max.
-Mapping: one iteration per vertex (link, compress), per ghost (publish), per message (scatter).
+Races: links through compare-and-swap on the parent (atomic_cas, LLVM cmpxchg).
+Mapping: one iteration per vertex (link, compress).
 The link kernels take a range of rows (`first`, and the end: n_local for cc_link_sample, `end`
 for cc_link_rest, whose n_local also tells ghosts apart) and read only those rows' edges, so the
 edges can come in chunks of rows; which links are made depends on timing anyway, and the
@@ -21,8 +18,8 @@ components after compression are those of one call over all rows.
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_cas, atomic_max, atomic_min
-from .jit import APPEND, BLOCKS, append, flush, kernel, row_blocks, spread
+from .atomics import atomic_cas
+from .jit import BLOCKS, kernel, row_blocks, spread
 
 SAMPLE = 2
 
@@ -103,41 +100,16 @@ def cc_frequent(comp, samples, seed):
     return best
 
 
-@kernel("comp")
-def cc_labels(comp, gvid, label):
-    """label[root] = smallest global id among the nodes of the root's set."""
-    for x in prange(comp.size):
-        r = comp[x]
-        if gvid[x] < label[r]:      # read first: most nodes share one root, and an atomic on
-            atomic_min(label, r, gvid[x])   # one address from every thread serialises them
-
-
-@kernel("box")
-def cc_publish(comp, label, n_local, changed, box, everything, touched, touched_len):
-    """Send the label of every ghost's set whose label changed (or all of them)."""
-    nblocks = min(box.size, BLOCKS)
-    for b in prange(nblocks):
-        sent = np.empty(APPEND, dtype=np.int64)
-        n_sent = 0
-        for g in range(b * box.size // nblocks, (b + 1) * box.size // nblocks):
-            r = comp[n_local + g]
-            if everything or changed[r]:
-                box[g] = label[r]
-                n_sent = append(sent, n_sent, g, touched, touched_len)
-        flush(sent, n_sent, touched, touched_len)
-
-
-@kernel("inbox")
-def cc_scatter(inbox, lvids, comp, label, changed):
-    for i in prange(inbox.size):
-        m = inbox[i]
-        r = comp[lvids[i]]
-        if m < label[r]:
-            if m < atomic_min(label, r, m):
-                atomic_max(changed, r, 1)
-
-
-@kernel("comp")
-def cc_finish(comp, label, n_local, out):
-    for v in prange(n_local):
-        out[v] = label[comp[v]]
+def afforest(view, comp, seed):
+    """The local phase: Afforest's sampled links, then the rest, over the rows of a DeviceView
+    (its segments when the edges stream); `comp` holds each node's root afterwards."""
+    for r in range(SAMPLE):
+        for indptr, indices, _, first, end in view.row_segments("heads", warps=False):
+            cc_link_sample(indptr, indices, end, comp, r, first)
+        cc_compress(comp)
+    giant = cc_frequent(comp[:view.n_local], 1024, seed)
+    # the giant component's rows read one line (their ghost edges, stored last); the others whole
+    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) + 1   # noqa: E731
+    for indptr, indices, _, first, end in view.row_segments(reads):
+        cc_link_rest(indptr, indices, view.n_local, comp, giant, first, end)
+    cc_compress(comp)

@@ -4,18 +4,66 @@ Per source, a forward phase (push, level by level, path counts sigma as sum-comb
 and a backward phase (pull, levels from the deepest up: each vertex publishes
 (1 + delta) / sigma when it is on the level below the one being processed). The engine's `advance`
 moves between phases and to the next source. TOTEM fig. 18.
+Forward: a frontier vertex adds its sigma to every out-neighbour that is unvisited or on the next
+level (claims by atomic_min on the level, sums by atomic_add; a ghost slot's first message, its
+sum leaving 0, is recorded). Backward: a vertex on level d sums (1 + delta) / sigma over its
+out-neighbours on level d + 1 (remote ones arrive in the ghost slots, 0 when not on d + 1), no
+atomics; the forward queues, kept in level order, list each level's vertices.
 """
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote
-from kernels_cpu.bfs import UNVISITED
+from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull,
+                 put, receive, vertex_values)
 
-from .common import Queue, collect, owned_lvid, put
+from .bfs import UNVISITED
+from .common import collect, owned_lvid
 
 SIGMA = Message(np.float64, "sum", 0.0)
 FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
 BACKWARD = Mode("backward", "out", "pull", SIGMA)
+
+
+def count_paths(s, t, w, level, sigma, box, n_local, depth):
+    """Forward: t on the next level gets s's paths; true for t's claimer, or for a ghost slot's
+    first message."""
+    if t >= n_local:
+        return atomic_add(box, t - n_local, sigma[s]) == 0.0
+    lt = level[t]
+    claimed = False
+    if lt == UNVISITED or lt == depth + 1:
+        claimed = atomic_min(level, t, depth + 1) == UNVISITED
+        atomic_add(sigma, t, sigma[s])
+    return claimed
+
+
+def count_message(v, m, level, sigma, depth):
+    if m == 0.0:
+        return False
+    lv = level[v]
+    claimed = False
+    if lv == UNVISITED or lv == depth + 1:
+        claimed = atomic_min(level, v, depth + 1) == UNVISITED
+        sigma[v] += m
+    return claimed
+
+
+def dependency(u, level, sigma, delta, depth):
+    """What u publishes in the backward step of level `depth`: (1 + delta) / sigma on the level
+    below, else 0."""
+    return (1.0 + delta[u]) / sigma[u] if level[u] == depth + 1 else 0.0
+
+
+def successor_share(v, t, w, level, sigma, delta, ghosts, bc, n_local, source, depth):
+    if t >= n_local:
+        return ghosts[t - n_local]
+    return (1.0 + delta[t]) / sigma[t] if level[t] == depth + 1 else 0.0
+
+
+def accumulate(v, total, level, sigma, delta, ghosts, bc, n_local, source, depth):
+    delta[v] = sigma[v] * total
+    if v != source:
+        bc[v] += delta[v]
 
 
 class BC(Algorithm):
@@ -39,7 +87,7 @@ class BC(Algorithm):
             s.level = part.empty(n, np.int32)
             s.sigma = part.empty(n, np.float64)
             s.delta = part.empty(n, np.float64)
-            s.queue = Queue(part)
+            s.queue = Frontier(part)
             s.order = part.empty(n, np.int64)   # vertices in level order
         fill(s.level, UNVISITED)
         fill(s.sigma, 0.0)
@@ -65,31 +113,26 @@ class BC(Algorithm):
     def compute(self, part, step, mode, box):
         if part.state.round != self.round:
             self._reset(part)
-        k, s, v = part.kernels("bc"), part.state, part.views["out"]
+        s = part.state
         if mode is FORWARD:
-            q = s.queue
-            for indptr, indices, _, queue, qlen in v.queue_segments(q.items, q.length):
-                k.bc_forward(indptr, indices, v.n_local, s.level, s.sigma, box.values, queue,
-                             qlen, self.depth, q.next, q.next_len, box.touched, box.count)
+            advance(part, "out", s.queue, count_paths, s.level, s.sigma, box.values,
+                    part.n_local, self.depth, outbox=box)
         else:
             ptr = s.level_ptr
             vertices = s.order[ptr[self.depth]:ptr[self.depth + 1]]
-            for indptr, indices, _, queue, qlen in v.queue_segments(vertices, vertices.size):
-                k.bc_backward(indptr, indices, v.n_local, s.level, s.sigma, s.delta, box,
-                              self.depth, s.bc, s.source_lvid, queue[:qlen])
+            pull(part, "out", successor_share, s.level, s.sigma, s.delta, box, s.bc,
+                 part.n_local, s.source_lvid, self.depth, apply=accumulate, rows=vertices)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("bc").bc_forward_scatter(inbox.values, inbox.lvid, s.level, s.sigma,
-                                              self.depth, s.queue.next, s.queue.next_len)
+        receive(part, inbox, count_message, s.level, s.sigma, self.depth, out=s.queue)
 
     def gather(self, part, step, mode):
         if part.state.round != self.round:
             self._reset(part)
-        s, lvids = part.state, part.views["out"].boundary_lvid
-        out = part.xp.empty(lvids.size, dtype=np.float64)
-        part.kernels("bc").bc_publish(s.level, s.sigma, s.delta, lvids, self.depth, out)
-        return out
+        s = part.state
+        return vertex_values(part, dependency, s.level, s.sigma, s.delta, self.depth,
+                             at=part.views["out"].boundary_lvid, dtype=np.float64)
 
     def vote(self, part, step):
         if self.phase is FORWARD:

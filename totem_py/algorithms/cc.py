@@ -1,18 +1,61 @@
 """Weakly connected components: label = smallest vertex id in the component.
 
 Each partition first joins its vertices and ghost slots with a local union-find over both edge
-directions (Afforest); then min-label propagation runs between partitions: a set whose label
-dropped sends it to the owners of its ghosts, min-combined, until no label changes. With one
-partition this is plain Afforest and finishes in one superstep.
+directions (Afforest: Sutton, Ben-Nun, Barak, IPDPS'18, as GAP's cc.cc; a hand-tuned kernel pair,
+kernels_cpu/cc.py and kernels_gpu/cc.py, behind the `afforest` call); then min-label propagation
+runs between partitions: a set whose label dropped sends it to the owners of its ghosts,
+min-combined, until no label changes. With one partition this is plain Afforest and finishes in
+one superstep.
+Races: labels drop through atomic_min; the writer that lowers a set's label claims its flag with
+atomic_max. Every node (vertex or ghost slot) of a set writes the set's root only through atomics.
 """
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote
+from bsp import Algorithm, Message, Mode, Vote, atomic_max, atomic_min, receive, vertex_map
 
 from .common import collect
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
+
+
+def smallest_id(x, comp, gvid, label):
+    """label[root] = the smallest global id among the nodes of the root's set."""
+    r = comp[x]
+    if gvid[x] < label[r]:      # read first: most nodes share one root, and an atomic on one
+        atomic_min(label, r, gvid[x])   # address from every thread would serialise them
+    return False
+
+
+def publish(g, comp, label, changed, box, n_local, everything):
+    """Ghost slot g carries its set's label when the label changed (or in the first step);
+    true records the slot."""
+    r = comp[n_local + g]
+    if everything or changed[r]:
+        box[g] = label[r]
+        return True
+    return False
+
+
+def lower_label(v, m, comp, label, changed):
+    r = comp[v]
+    if m < label[r] and m < atomic_min(label, r, m):
+        atomic_max(changed, r, 1)
+    return False
+
+
+def is_changed(x, changed):
+    return changed[x] != 0
+
+
+def reset(x, changed):
+    changed[x] = 0
+    return False
+
+
+def final_label(v, comp, label, out):
+    out[v] = label[comp[v]]
+    return False
 
 
 class CC(Algorithm):
@@ -29,36 +72,28 @@ class CC(Algorithm):
         s.label = part.full(n, LABEL.identity, np.int64)
         s.changed = part.full(n, 0, np.int32)
         s.gvid = v.node_gvid     # global id of every node, ghosts included
+        s.active = 0
 
     def compute(self, part, step, mode, box):
-        k, s, v = part.kernels("cc"), part.state, part.views["both"]
+        s, v = part.state, part.views["both"]
         if step == 0:
-            for r in range(k.SAMPLE):
-                for indptr, indices, _, first, end in v.row_segments("heads", warps=False):
-                    k.cc_link_sample(indptr, indices, end, s.comp, r, first)
-                k.cc_compress(s.comp)
-            giant = k.cc_frequent(s.comp[:v.n_local], 1024, self.seed)
-            # the giant component's rows read one line (their ghost edges, stored last); the
-            # others whole
-            reads = lambda: (s.comp[:v.n_local] != giant).view(np.uint8) + 1   # noqa: E731
-            for indptr, indices, _, first, end in v.row_segments(reads):
-                k.cc_link_rest(indptr, indices, v.n_local, s.comp, giant, first, end)
-            k.cc_compress(s.comp)
-            k.cc_labels(s.comp, s.gvid, s.label)
-        k.cc_publish(s.comp, s.label, v.n_local, s.changed, box.values, step == 0, box.touched,
-                     box.count)
-        s.changed.fill(0)
+            part.kernels("cc").afforest(v, s.comp, self.seed)
+            vertex_map(part, smallest_id, s.comp, s.gvid, s.label, n=s.comp.size)
+        vertex_map(part, publish, s.comp, s.label, s.changed, box.values, part.n_local, step == 0,
+                   n=v.n_ghosts, out=(box.touched, box.count))
+        vertex_map(part, reset, s.changed, n=s.changed.size)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("cc").cc_scatter(inbox.values, inbox.lvid, s.comp, s.label, s.changed)
+        receive(part, inbox, lower_label, s.comp, s.label, s.changed)
 
     def vote(self, part, step):
-        return Vote(int(part.state.changed.sum()))
+        s = part.state
+        return Vote(vertex_map(part, is_changed, s.changed, n=s.changed.size, count=True))
 
     def collect(self, parts, n_vertices):
         for p in parts:
             with p.context():
-                p.state.result = p.xp.empty(p.n_local, dtype=np.int64)
-                p.kernels("cc").cc_finish(p.state.comp, p.state.label, p.n_local, p.state.result)
+                p.state.result = p.empty(p.n_local, np.int64)
+                vertex_map(p, final_label, p.state.comp, p.state.label, p.state.result)
         return collect(parts, n_vertices, "result", np.int64, -1)

@@ -1,20 +1,38 @@
 """PageRank: exactly K rounds of r(v) = (1-d)/n + d * sum_{(u,v)} r(u)/outdeg(u), r0 = 1/n,
-d = 0.85, no dangling redistribution (DESIGN.md).
+d = 0.85, no dangling redistribution (DESIGN.md; TOTEM's form).
 
 Pull over in-edges (TOTEM fig. 14): each round every partition publishes the contributions
 r(u)/outdeg(u) of its boundary vertices, which land in the ghost slots of the partitions that read
-them; no atomics anywhere.
+them; no atomics anywhere. Contributions travel and are read as float32 (as GAP's scores are):
+half the bytes of the random reads that dominate a round; sums and ranks stay float64 (relative
+error near 1e-7).
 """
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote
+from bsp import Algorithm, Message, Mode, Vote, pull, vertex_map, vertex_values
 
 from .common import collect
 
-# Contributions travel and are read as float32 (as GAP's scores are): half the bytes of the random
-# reads that dominate a round. Sums and ranks stay float64; the error stays near 1e-7 relative.
 CONTRIB = Message(np.float32, "sum", 0.0)
+
+
+def contribution(u, rank, out_degree, contrib):
+    d = out_degree[u]
+    contrib[u] = rank[u] / d if d > 0 else 0.0
+    return False
+
+
+def in_contribution(v, u, w, contrib, rank, base, damping):
+    return contrib[u]
+
+
+def new_rank(v, total, contrib, rank, base, damping):
+    rank[v] = base + damping * total
+
+
+def boundary_contribution(u, contrib):
+    return contrib[u]
 
 
 class PageRank(Algorithm):
@@ -29,23 +47,22 @@ class PageRank(Algorithm):
 
     def init(self, part):
         s = part.state
-        n = max(part.n_vertices, 1)
-        s.rank = part.full(part.n_local, 1.0 / n, np.float64)
+        s.rank = part.full(part.n_local, 1.0 / max(part.n_vertices, 1), np.float64)
         s.contrib = part.alloc(np.float32, 0.0, ("in",))
-        part.kernels("pagerank").pr_contrib(s.rank, part.out_degree, s.contrib)
+        vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
 
     def gather(self, part, step, mode):
-        return part.state.contrib[part.views["in"].boundary_lvid]
+        return vertex_values(part, boundary_contribution, part.state.contrib,
+                             at=part.views["in"].boundary_lvid, dtype=np.float32)
 
     def compute(self, part, step, mode, box):
-        k, s, v = part.kernels("pagerank"), part.state, part.views["in"]
+        s = part.state
         base = (1.0 - self.damping) / max(part.n_vertices, 1)
-        for indptr, indices, _, first, end in v.row_segments():
-            k.pr_pull(indptr[first:end + 1], indices, s.contrib, s.rank[first:end], base,
-                      self.damping)
+        pull(part, "in", in_contribution, s.contrib, s.rank, base, self.damping, apply=new_rank)
 
     def vote(self, part, step):
-        part.kernels("pagerank").pr_contrib(part.state.rank, part.out_degree, part.state.contrib)
+        s = part.state
+        vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
         return Vote(part.n_local if step + 1 < self.iterations else 0)
 
     def collect(self, parts, n_vertices):

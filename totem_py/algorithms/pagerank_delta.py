@@ -15,15 +15,41 @@ left, i.e. at most tolerance * d / (1 - d) (the verifier checks both). The defau
 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for ranks that
 sum to n. The active set shrinks from every vertex to a few as the run converges, which is what
 HyTGraph's engine choice per chunk is for (its figure 6a).
+Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
+are positive) records it.
 """
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote
+from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, receive,
+                 vertex_map)
 
-from .common import Queue, collect
+from .common import collect
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
+
+
+def take(v, residual, rank, out_degree, share, damping):
+    """An active vertex: its residual moves into its rank; its share to each out-neighbour."""
+    r = residual[v]
+    residual[v] = 0.0
+    rank[v] += r
+    d = out_degree[v]
+    share[v] = damping * r / d if d > 0 else 0.0
+    return False
+
+
+def push(s, t, w, residual, share, n_local):
+    return atomic_add(residual, t, share[s]) == 0.0 and t >= n_local
+
+
+def add_message(v, m, residual):
+    residual[v] += m
+    return False
+
+
+def above(v, residual, threshold):
+    return residual[v] > threshold
 
 
 class PageRankDelta(Algorithm):
@@ -40,32 +66,29 @@ class PageRankDelta(Algorithm):
         s, n = part.state, part.n_local
         size = max(part.n_vertices, 1)
         self.threshold = self.tolerance / size
-        k = part.kernels("pagerank")
         s.rank = part.full(n, 0.0, np.float64)
         s.residual = part.alloc(np.float64, 0.0, ("out",))
         part.kernels("boxes").box_fill(s.residual[:n], (1.0 - self.damping) / size)
-        s.push = part.empty(n, np.float64)
-        s.queue = Queue(part)
-        k.prd_select(s.residual, n, self.threshold, s.queue.next, s.queue.next_len)
-        s.queue.swap()
+        s.share = part.empty(n, np.float64)
+        s.frontier = Frontier(part)
+        vertex_map(part, above, s.residual, self.threshold, out=s.frontier)
+        s.frontier.swap()
 
     def compute(self, part, step, mode, box):
-        k, s, v = part.kernels("pagerank"), part.state, part.views["out"]
-        q = s.queue
-        k.prd_take(q.items, q.length, s.residual, s.rank, part.out_degree, s.push, self.damping)
-        for indptr, indices, _, queue, qlen in v.queue_segments(q.items, q.length):
-            k.prd_push(indptr, indices, v.n_local, s.push, s.residual, queue, qlen, box.touched,
-                       box.count)
+        s = part.state
+        f = s.frontier
+        vertex_map(part, take, s.residual, s.rank, part.out_degree, s.share, self.damping,
+                   vertices=f.items, length=f.length)
+        advance(part, "out", f, push, s.residual, s.share, part.n_local, outbox=box)
 
     def scatter(self, part, step, mode, inbox):
-        part.kernels("pagerank").prd_scatter(inbox.values, inbox.lvid, part.state.residual)
+        receive(part, inbox, add_message, part.state.residual)
 
     def vote(self, part, step):
         s = part.state
-        part.kernels("pagerank").prd_select(s.residual, part.n_local, self.threshold,
-                                            s.queue.next, s.queue.next_len)
-        edges = s.queue.swap()
-        return Vote(s.queue.length, edges)
+        vertex_map(part, above, s.residual, self.threshold, out=s.frontier)
+        edges = s.frontier.swap()
+        return Vote(s.frontier.length, edges)
 
     def collect(self, parts, n_vertices):
         return (collect(parts, n_vertices, "rank", np.float64, 0.0)

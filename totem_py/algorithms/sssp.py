@@ -1,39 +1,90 @@
 """Single-source shortest paths: distances from one source (+inf unreachable).
 
-Push relaxation of a frontier in delta-stepping buckets: a step relaxes the pending vertices with
-distance below the bucket's bound (the near list); when no partition has any, the bound moves to
-the bucket of the smallest pending distance (the engine's `advance`) and each partition moves that
-bucket's vertices off its far list (kernels_cpu/sssp.py). delta=inf is plain frontier Bellman-Ford.
-Messages are tentative distances, min-combined.
+Delta-stepping with Davidson et al.'s near-far lists: a step relaxes the near list (the vertices
+lowered below the bucket's bound and not relaxed since) and lowered vertices go onto the near list
+or, at or above the bound, onto the far list (the later buckets), each at most once, as a
+`pending` flag per vertex says. When no partition has near vertices the bound moves to the bucket
+of the smallest pending distance (the engine's `advance`), found without a scan: `far_min` is a
+lower bound of the far distances kept by the writers; the far list is split once per bucket.
+delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
+Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
+with atomic_max on its flag (0 -> FAR, or anything -> NEAR), and only the claimer appends it; a
+vertex moved from far to near leaves a stale far entry that the next split drops. The plain reads
+before the atomics only skip updates that cannot win: distances never grow.
 """
 
 import math
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote
+from bsp import (Algorithm, Message, Mode, Vote, advance, atomic_max, atomic_min,
+                 device_function, put, receive, vertex_map)
 
-from kernels_cpu.sssp import NEAR
-
-from .common import collect, owned_lvid, put
+from .common import collect, owned_lvid
 
 DIST = Message(np.float64, "min", np.inf)
-
-
+NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on neither)
 GPU_WIDER = 16
 
 
+@device_function
+def listed(v, d, pending, bound, far_min):
+    """Vertex v's distance dropped to d: 1 to append it to the near list (d < bound, not there
+    yet), 2 to the far list (on neither), 0 for neither; lowers far_min for d >= bound."""
+    if d < bound:
+        if pending[v] != NEAR and atomic_max(pending, v, NEAR) != NEAR:
+            return 1
+        return 0
+    if d < far_min[0]:
+        atomic_min(far_min, 0, d)
+    if pending[v] == 0 and atomic_max(pending, v, FAR) == 0:
+        return 2
+    return 0
+
+
+def relax(s, t, w, dist, pending, bound, far_min, n_local):
+    nd = dist[s] + w
+    if nd < dist[t]:
+        old = atomic_min(dist, t, nd)
+        if nd < old:
+            if t >= n_local:
+                return old == np.inf        # the ghost slot's first message this step
+            return listed(t, nd, pending, bound, far_min)
+    return 0
+
+
+def relax_message(v, m, dist, pending, bound, far_min):
+    if m < dist[v] and m < atomic_min(dist, v, m):
+        return listed(v, m, pending, bound, far_min)
+    return 0
+
+
+def split(v, dist, pending, bound, far_min):
+    """A far-list entry at a new bucket: 1 to the near list (claimed FAR -> NEAR), 2 to stay on
+    the far list (lowering far_min), 0 to drop (stale: it left the far list)."""
+    if pending[v] != FAR:
+        return 0
+    d = dist[v]
+    if d < bound:
+        return 1 if atomic_max(pending, v, NEAR) == FAR else 0
+    if d < far_min[0]:
+        atomic_min(far_min, 0, d)
+    return 2
+
+
+def taken(v, pending):
+    """A near-list vertex goes into the step's queue: off every list."""
+    pending[v] = 0
+    return False
+
+
 def default_delta(graph, gpus=False):
-    """Bucket width: the mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d) for uniform
-    weights, scaled to the weights; factors 1/64..64 measured on rmat:20 and rmat:22 undirected:
-    2 to 4 were fastest on rmat:20 within the noise, 2 on rmat:22 by about 1.3x, 2 on rmat:24 with
-    16 threads). GPUs want more work per superstep: GPU_WIDER times wider buckets were fastest for
-    GPU-only SSSP on rmat:24 on the H100 (84 ms against 116 ms at the CPU's width; 43 ms against
-    44 at x8 and 64 at x32 later). `gpus`: every partition is a GPU. A hybrid run keeps the CPU's
-    width: its CPU partition holds the hubs (HIGH), and wide buckets relax each hub's row again
-    each time a bucket lowers it (2.4x its edges per run against 1.15x, emulated rmat:20). On the
-    H100 machine, rmat:24 HIGH 0.5 / 0.25, median of 5: 409 / 280 ms at x1 against 447-459 /
-    267-291 at x16 on one host, 324 / 210 against 340 / 214 on another."""
+    """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
+    weights; 2 was fastest among factors 1/64..64 on rmat:20-24). GPUs want more work per
+    superstep: GPU_WIDER times wider when every partition is a GPU (GPU-only SSSP on rmat:24,
+    H100: 84 ms against 116 ms at the CPU's width). A hybrid run keeps the CPU's width: its CPU
+    partition holds the hubs (HIGH), and wide buckets relax each hub's row again each time a
+    bucket lowers it."""
     if graph.n_edges == 0:
         return 1.0
     mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
@@ -78,25 +129,30 @@ class SSSP(Algorithm):
             put(part, s.near_len, 0, 1)
 
     def compute(self, part, step, mode, box):
-        k, s, v = part.kernels("sssp"), part.state, part.views["out"]
+        s = part.state
         if s.split_bound != self.bound:     # a new bucket: its vertices come off the far list
-            k.sssp_split(s.dist, s.pending, s.far, s.far_len, self.bound, s.near, s.near_len,
-                         s.keep, s.keep_len, s.far_min)
+            far_len = int(part.to_host(s.far_len, count=False)[0])
+            put(part, s.keep_len, 0, 0)
+            put(part, s.far_min, 0, np.inf)
+            vertex_map(part, split, s.dist, s.pending, self.bound, s.far_min, vertices=s.far,
+                       length=far_len, out=((s.near, s.near_len), (s.keep, s.keep_len)))
             s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
             s.split_bound = self.bound
             s.near_count = -1
-        qlen = int(k.sssp_take(s.pending, s.near, s.near_len, s.near_count))
+        qlen = s.near_count
+        if qlen < 0:
+            qlen = int(part.to_host(s.near_len, count=False)[0])
+        vertex_map(part, taken, s.pending, vertices=s.near, length=qlen)
+        put(part, s.near_len, 0, 0)
         s.queue, s.near = s.near, s.queue
-        for indptr, indices, weights, queue, length in v.queue_segments(s.queue, qlen):
-            k.sssp_relax(indptr, indices, weights, v.n_local, s.dist, queue, length, s.pending,
-                         self.bound, s.near, s.near_len, s.far, s.far_len, s.far_min,
-                         box.touched, box.count)
+        advance(part, "out", s.queue, relax, s.dist, s.pending, self.bound, s.far_min,
+                part.n_local, length=qlen, out=((s.near, s.near_len), (s.far, s.far_len)),
+                outbox=box)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        part.kernels("sssp").sssp_scatter(inbox.values, inbox.lvid, s.dist, s.pending,
-                                          self.bound, s.near, s.near_len, s.far, s.far_len,
-                                          s.far_min)
+        receive(part, inbox, relax_message, s.dist, s.pending, self.bound, s.far_min,
+                out=((s.near, s.near_len), (s.far, s.far_len)))
 
     def vote(self, part, step):
         """Active: the near list (the next step's queue); the key, once it is empty: far_min,

@@ -1,0 +1,228 @@
+"""Operators: how an algorithm walks its partition, the work per edge or vertex given as functors.
+
+As Ligra's edgeMap / vertexMap and Gunrock's advance / filter: an algorithm's callbacks call these
+with small plain Python functions, and the operators compile them into their loops, with Numba for
+CPU partitions (kernels_cpu/operators.py) and numba-cuda for GPU partitions
+(kernels_gpu/operators.py). Everything that is not the algorithm stays here and in the backends:
+load balancing, serial launches for small supersteps, frontier queues and their swap, ghost
+recording, streamed edges (the view's segments) and device placement.
+
+    advance(part, view, frontier, edge_fn, *args)   for each frontier vertex s, each out-edge
+                                                    (s, t, w): edge_fn(s, t, w, *args)
+    pull(part, view, edge_fn, *args, apply=...)     for each row v, its edges (v, u, w): a sum of
+                                                    edge_fn(v, u, w, *args), then apply(v, sum, *args)
+    pull(part, view, edge_fn, *args, rows=..., out=...)   the same with early exit: a row stops
+                                                    at the first edge for which edge_fn is true
+    vertex_map(part, vertex_fn, *args)              vertex_fn(v, *args) for every local vertex
+                                                    (or a list's); filters, counts
+    vertex_values(part, vertex_fn, *args, at=lvids) out[i] = vertex_fn(lvids[i], *args)
+    receive(part, inbox, fn, *args)                 fn(v, message, *args) per inbox entry
+    bitmap(part, vertex_fn, *args, out=bits)        bits of the local vertices where it is true
+
+Functors: `s`, `t`, `v`, `u` are local vertex ids; an edge's target t >= part.n_local is a ghost
+slot (the box in a Mode's state array tail). `w` is the edge's weight (1.0 without weights).
+`args` are arrays on the partition's device and scalars (ints, floats, bools), passed through
+unchanged. A functor returns a truth value, or for operators that fill lists a list number
+(1: the first list, 2: the second, 0: none). Atomics and bit tests come from bsp.intrinsics;
+helpers a functor calls are decorated with `device_function`.
+"""
+
+import functools
+import importlib
+import inspect
+
+import numpy as np
+
+from . import intrinsics
+
+_BACKENDS = {}
+
+
+def backend(part):
+    """The operator backend module of the partition's device."""
+    name = part.operator_package
+    module = _BACKENDS.get(name)
+    if module is None:
+        module = _BACKENDS[name] = importlib.import_module(f"{name}.operators")
+    return module
+
+
+def device_function(fn):
+    """Make `fn` callable from functors on every device (compiled inline where it is called;
+    a plain Python call where code runs as Python)."""
+    params = ", ".join(inspect.signature(fn).parameters)
+    scope = {"fn": fn}
+    exec(f"def {fn.__name__}({params}):\n    return fn({params})\n", scope)
+    stub = functools.wraps(fn)(scope[fn.__name__])
+    intrinsics.register_function(stub, fn)
+    return stub
+
+
+# -- lists and frontiers ------------------------------------------------------------------------
+
+def put(part, arr, i, value):
+    """arr[i] = value; on a device one fill launch, no copy from the host."""
+    if part.xp is np:
+        arr[i] = value
+    else:
+        part.kernels("boxes").box_fill(arr[i:i + 1], value)
+
+
+class Frontier:
+    """A queue of local vertex ids on the partition's device (`items[:length]`, length known on
+    the host) and the next one, filled by the operators through an atomic counter; `swap` makes
+    the next one current. Pass it as an operator's `out` to append to its next queue."""
+
+    def __init__(self, part):
+        self.part = part
+        self.items = part.empty(part.n_local, np.int64)
+        self.next = part.empty(part.n_local, np.int64)
+        self.next_len = part.full(1, 0, np.int64)
+        self.work = part.full(2, 0, np.int64)      # frontier_count's, zero between calls
+        self.length = 0
+
+    def start(self, lvid):
+        """The frontier holds `lvid` alone (None: nothing)."""
+        if lvid is None:
+            self.length = 0
+            return
+        put(self.part, self.items, 0, lvid)
+        self.length = 1
+
+    def swap(self):
+        """Make the next queue current and empty the next one; returns the new queue's edges
+        (the sum of its out-degrees), counted with its length in one kernel."""
+        part = self.part
+        (counts,), (out,) = part.mapped_all((2, np.int64), reuse="queue counts")
+        part.kernels("frontier").frontier_count(part.out_degree, self.next, self.next_len,
+                                                self.work, out)
+        self.items, self.next = self.next, self.items
+        part.synchronize()
+        self.length, edges = int(counts[0]), int(counts[1])
+        return edges
+
+    @property
+    def list(self):
+        """The next queue as an output list (items, counter)."""
+        return self.next, self.next_len
+
+
+def _lists(out):
+    """An operator's `out` as a tuple of (items, counter) lists."""
+    if out is None:
+        return ()
+    if isinstance(out, Frontier):
+        return (out.list,)
+    if len(out) == 2 and not isinstance(out[0], (tuple, list, Frontier)):
+        return (tuple(out),)
+    return tuple(o.list if isinstance(o, Frontier) else tuple(o) for o in out)
+
+
+def _view(part, view):
+    return part.views[view] if isinstance(view, str) else view
+
+
+def _prefetched(prefetch, args):
+    """The array whose entries at upcoming targets the CPU backend prefetches: `prefetch`, or
+    by default the functor's first array argument."""
+    if prefetch is not None or not args:
+        return None if prefetch is False else prefetch
+    first = args[0]
+    return first if hasattr(first, "shape") and getattr(first, "ndim", 0) == 1 else None
+
+
+# -- operators ----------------------------------------------------------------------------------
+
+def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=None,
+            prefetch=None):
+    """For each vertex s of `frontier` (a Frontier: its current queue; or an array of local ids,
+    `length` of them) and each out-edge (s, t, w) of `view` ("out", "in", "both" or a view):
+    r = edge_fn(s, t, w, *args). Where r is true, a local t is appended to the list `out`
+    (default: the frontier's next queue; a second list takes targets for which r == 2) and a
+    ghost slot t is recorded in `outbox` (the push mode's Outbox: its first write of the step,
+    which edge_fn must signal by returning true once per slot and step).
+    `prefetch`: the array the CPU backend prefetches at upcoming targets (default: the first
+    array among args; False: none)."""
+    v = _view(part, view)
+    if isinstance(frontier, Frontier):
+        queue, qlen = frontier.items, frontier.length
+        out = frontier if out is None else out
+    else:
+        queue, qlen = frontier, frontier.size if length is None else length
+    if qlen == 0:
+        return
+    ops, lists, pf = backend(part), _lists(out), _prefetched(prefetch, args)
+    for indptr, indices, weights, seg, n in v.queue_segments(queue, qlen):
+        ops.advance(edge_fn, indptr, indices, weights, v.n_local, seg, n, lists, outbox, pf,
+                    args)
+
+
+def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,
+         reads=None, prefetch=None):
+    """Walk the edges (v, u, w) of rows v of `view` (for the "in" view: v's in-edges).
+    With `apply`: s = the sum over the row of edge_fn(v, u, w, *args) (float64), then
+    apply(v, s, *args), for every row (or the rows of the list `rows`, `length` of them).
+    Without: the rows for which row_fn(v, *args) is true walk their edges until edge_fn is true
+    for one; such rows are appended to `out` (a Frontier's next queue or a list).
+    `reads` tells streamed edges which rows are read (see DeviceView.row_segments)."""
+    v, ops = _view(part, view), backend(part)
+    if rows is not None:
+        if apply is None:
+            raise ValueError("pull over a list of rows needs apply")
+        qlen = rows.size if length is None else length
+        for indptr, indices, weights, seg, n in (v.queue_segments(rows, qlen) if qlen else ()):
+            ops.pull(edge_fn, indptr, indices, weights, 0, v.n_local, args, apply_fn=apply,
+                     queue=seg, qlen=n)
+        return
+    if apply is None and row_fn is None:
+        raise ValueError("pull without apply needs row_fn, the rows that search")
+    lists = _lists(out)
+    pf = _prefetched(prefetch, args) if apply is not None else None
+    for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
+        ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
+                 apply_fn=apply, out=lists[0] if lists else None, pf=pf)
+
+
+def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,
+               count=False):
+    """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
+    of `vertices` (`length` of them). Where it returns true, v is appended to `out` (a second
+    list takes those returning 2). With `count`, returns how many returned true (on a GPU this
+    waits for the result)."""
+    if vertices is not None:
+        n = vertices.size if length is None else length
+    elif n is None:
+        n = part.n_local
+    if n == 0:
+        return 0
+    return backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count)
+
+
+def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):
+    """out[i] = vertex_fn(at[i], *args) for the local ids `at`; returns `out` (made of `dtype`
+    when not given)."""
+    if out is None:
+        out = part.empty(at.size, dtype)
+    if at.size:
+        backend(part).map_values(vertex_fn, at, out, args)
+    return out
+
+
+def receive(part, inbox, fn, *args, out=None):
+    """fn(v, message, *args) for each entry of an Inbox (local id v, combined message); where it
+    returns true, v is appended to `out` (a second list takes those returning 2)."""
+    if inbox.values.size:
+        backend(part).map_inbox(fn, inbox.values, inbox.lvid, _lists(out), args)
+
+
+def bitmap(part, vertex_fn, *args, out, n=None):
+    """Bit v of `out` (uint8, bit v & 7 of byte v >> 3: bsp.intrinsics.test_bit's layout) =
+    vertex_fn(v, *args), for local vertices v < n (default part.n_local); returns `out`."""
+    n = part.n_local if n is None else n
+    backend(part).map_bits(vertex_fn, n, out, args)
+    return out
+
+
+def bitmap_bytes(n):
+    """Bytes of a bitmap of n bits."""
+    return (n + 7) >> 3
