@@ -14,9 +14,10 @@ The model (`ghost_slots`): with vertices dealt to R ranks regardless of their ne
 of expected degree d is a ghost on each other rank that holds one of its neighbours, (R - 1) x
 (1 - exp(-d / R)) ranks on average; R-MAT's expected degrees follow from the bits of a vertex id.
 The tables compare the model's G with the measured one (also at up to 128 ranks, from the plans
-alone); docs/mpi_scaling.md uses it for rmat:30.
+alone); docs/results/mpi_scaling_2core.md uses it for rmat:30.
 
-Writes docs/mpi_scaling.json and docs/mpi_scaling.txt (the table).
+Writes OUT.json and OUT.txt (the table); OUT defaults to docs/results/mpi_scaling_<N>core for a
+machine of N cores.
 """
 
 import argparse
@@ -120,7 +121,8 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--model-scales", default="16,18,20",
                     help="R-MAT scales at which the ghost-slot model is checked against plans")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "mpi_scaling"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" /
+                                         f"mpi_scaling_{os.cpu_count()}core"))
     args = ap.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -148,7 +148,7 @@ def test_mpi_scaling_smoke(tmp_path):
     assert row["ranks"] == 2 and row["graph"] == "rmat:9" and row["supersteps"] == 5
     assert abs(row["dense_exchanges"] - 5.0) < 1e-9      # PageRank: every ghost slot every round
     # 256 vertices over up to 128 ranks is far from the model's large-graph regime; it is
-    # within 1% from rmat:16 on (docs/mpi_scaling.md)
+    # within 1% from rmat:16 on (docs/results/mpi_scaling_2core.md)
     assert all(abs(c["model"] / c["ghost_slots"] - 1) < 0.1 for c in report["model_check"]
                if c["ranks"] <= 8)
 
