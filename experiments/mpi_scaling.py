@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from experiments.provenance import header, provenance
+
 ROOT = Path(__file__).resolve().parents[1]
 RMAT_AB = 0.57 + 0.19          # probability a generated edge's source bit is 0 (= a + c)
 EDGE_FACTOR = 16
@@ -124,6 +126,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" /
                                          f"mpi_scaling_{os.cpu_count()}core"))
     args = ap.parse_args(argv)
+    prov = provenance("experiments.mpi_scaling", argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ranks in map(int, args.ranks.split(",")):
@@ -137,11 +140,10 @@ def main(argv=None):
     print(text)
     checks, check_text = model_check(tuple(map(int, args.model_scales.split(","))))
     print(check_text)
-    Path(args.out + ".json").write_text(json.dumps(dict(runs=rows, model_check=checks), indent=1))
+    Path(args.out + ".json").write_text(json.dumps(dict(**prov, runs=rows, model_check=checks),
+                                                   indent=1))
     Path(args.out + ".txt").write_text(
-        f"python -m experiments.mpi_scaling --ranks {args.ranks} --scale {args.scale} "
-        f"--algorithms {args.algorithms} --trials {args.trials}\n"
-        f"({os.cpu_count()} cores; ranks beyond them oversubscribed)\n\n{text}\n\n"
+        f"{header(prov)}\n({os.cpu_count()} cores; ranks beyond them oversubscribed)\n\n{text}\n\n"
         f"The ghost-slot model against the plans (undirected R-MAT, one partition per rank):\n\n"
         f"{check_text}\n")
 
