@@ -1,4 +1,4 @@
-"""Transfer-engine benchmark (issue: out-of-GPU-memory partitions): a GPU-only run whose edges
+"""Transfer-engine benchmark (partitions larger than the GPU budget): a GPU-only run whose edges
 exceed the GPU budget streams them from host memory; for each algorithm, every engine forced
 (filter, compaction, zerocopy) and auto (HyTGraph's cost rule), all in one run, on a GPU.
 
