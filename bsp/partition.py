@@ -110,7 +110,8 @@ class DeviceView:
         queue[:qlen]: one, unless the edges stream (then one per transfer engine and group).
         Edges in mapped host memory: a queue of SORT_ZEROCOPY vertices or more is first sorted
         in place (its order is no algorithm's concern), as streamed zero-copy segments are
-        (EdgeStream._ascending): GPU-only SSSP on rmat:24, H100, 183 ms against 294 unsorted."""
+        (EdgeStream._ascending): GPU-only SSSP on rmat:24, H100, 183 ms against 294 unsorted
+        (docs/results/ab/mapped_queue_sort_rmat24_h100.txt)."""
         if self.stream is None:
             if self.host_bytes and qlen >= _stream.SORT_ZEROCOPY:
                 queue[:qlen].sort()
@@ -282,7 +283,7 @@ class Partition:
         """Host arrays of the given (shape, dtype)s that the device copies from without staging
         (on a GPU: page-locked, in one allocation). With a `reuse` key they lie in a buffer kept
         for that key, and hold until the next call with the key (a fresh pinned allocation took
-        0.07-0.19 ms on the H100 machine)."""
+        0.07-0.19 ms on the H100 host)."""
         if reuse is None:
             return [np.empty(shape, dtype) for shape, dtype in specs]
         return self.mapped_all(*specs, reuse=reuse)[0]

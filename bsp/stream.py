@@ -73,8 +73,8 @@ COMPACTION_FIXED_S = 400e-6
 # per group, and copies that wait for the kernel reading the other staging buffer (measured on
 # the H200 machine, rmat:22 SSSP: 52 groups made a superstep 2.5 ms slower than reading the same
 # chunks in place, where the bytes alone predicted 0.4 ms faster); spread over a group's chunks.
-# Measured before a23d731, when each group's kernel also waited for the next group's copy; not
-# measured again since.
+# The figure includes a wait the pipeline no longer has (each group's kernel waited for the next
+# group's copy), so it is an upper bound.
 FILTER_GROUP_S = 60e-6
 
 

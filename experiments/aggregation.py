@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from experiments.provenance import header, provenance
+
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_GRAPHS = f"rmat:20,{DATA / 'soc-Slashdot0902.txt.gz'},{DATA / 'web-NotreDame.txt.gz'}"
 STRATEGIES = ("RAND", "HIGH", "LOW")
@@ -84,6 +86,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    prov = provenance("experiments.aggregation", argv)
+    print(header(prov), flush=True)
     import totem_py
     from partitioners import partition
     from totem_py import InputError
@@ -112,7 +116,7 @@ def main(argv=None):
     print_table(rows)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(cpu_share=args.cpu_share, gpus=args.gpus, undirected=args.undirected,
+            json.dump(dict(**prov, cpu_share=args.cpu_share, gpus=args.gpus, undirected=args.undirected,
                            view=args.view, rows=rows), f, indent=1)
     return 0
 

@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from experiments.provenance import header, provenance
+
 ALGORITHMS = ("bfs", "sssp", "cc", "pagerank")
 # speedup of ours-CPU over scipy that we aim for (PageRank: per round)
 TARGETS = {"bfs": 5.0, "sssp": 3.0, "cc": 10.0, "pagerank": 3.0}
@@ -475,6 +477,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    prov = provenance("experiments.bench_cpu", argv)
+    print(header(prov), flush=True)
     # let numba start as many threads as asked for, even beyond the core count
     os.environ.setdefault("NUMBA_NUM_THREADS", str(max(args.threads, os.cpu_count() or 1)))
     import numba
@@ -488,7 +492,7 @@ def main(argv=None):
         except ImportError:
             log("networkit is not importable: skipping it")
             nk = None
-    report = dict(machine=machine_info(args, numba, nk),
+    report = dict(**prov, machine=machine_info(args, numba, nk),
                   args=dict(scales=args.scales, algorithms=args.algorithms, threads=args.threads,
                             trials=args.trials, iterations=args.iterations, seed=args.seed,
                             undirected=args.undirected, networkit=nk is not None,

@@ -1,5 +1,5 @@
-"""GPU benchmark (issue: real GPU partitions): CPU only, GPU only and hybrid HIGH/LOW/RAND at
-several CPU shares, for BFS, PageRank, SSSP, CC and BC, all in one run, on the GPU machine.
+"""GPU benchmark: CPU only, GPU only (edges in device memory, and in mapped host memory) and
+hybrid HIGH/LOW/RAND at several CPU shares, for BFS, PageRank, SSSP, CC and BC, in one run.
 
     python -m experiments.bench_gpu --scale 24 --threads 16 --json out/bench_gpu.json
 
@@ -8,11 +8,11 @@ each with the host's CPU steal time over its runs (`steal_percent`, from /proc/s
 elsewhere).
 Times are medians over `--trials` timed runs, or more for short runs: a run whose trials add up
 to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
-MAX_TRIALS). A hybrid BFS takes 5-7 ms, and its trials on the lent machine spread over 4.4-7.2
-ms: the median of 3 says little.
-The TOTEM column holds the original TOTEM's times measured on the same machine on rmat:24 (issue
-text; shown at --scale 24 only), and the ratio column ours / TOTEM where the configuration
-matches.
+MAX_TRIALS). A hybrid BFS takes a few ms, and its trials spread by up to 1.6x (4.4-7.2 ms on
+an H100 host): the median of 3 says little.
+The TOTEM column holds the original TOTEM's times on rmat:24 undirected, measured on an H100 host
+of the same type (shown at --scale 24 only), and the ratio column ours / TOTEM where the
+configuration matches. docs/results/bench_gpu_rmat24_h100.txt is this benchmark's latest run.
 """
 
 import argparse
@@ -25,6 +25,7 @@ import time
 import numpy as np
 
 import totem_py
+from experiments.provenance import header, provenance
 
 TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:24 undirected, H100}
     "bfs": {"cpu": 83, "gpu": 27, "HIGH 0.5": 4.8, "HIGH 0.25": 4.8, "mapped": 406},
@@ -39,8 +40,8 @@ MAX_TRIALS = 25
 
 def cpu_jiffies():
     """(all, steal) CPU time of the host in jiffies since boot, from /proc/stat (Linux), or None.
-    Steal is time the hypervisor gave this virtual machine's CPUs to others: the lent GPU
-    machine's CPU-bound cells vary by 10-50% from machine to machine (session 20)."""
+    Steal is time the hypervisor gave this virtual machine's CPUs to others: on H100 hosts of
+    one type the CPU-bound cells vary by 10-50% from host to host."""
     try:
         with open("/proc/stat") as f:
             fields = [int(x) for x in f.readline().split()[1:9]]
@@ -119,10 +120,12 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     args = ap.parse_args(argv)
+    prov = provenance("experiments.bench_gpu", argv, gpu=args.device == "gpu")
+    print(header(prov), flush=True)
     algorithms = args.algorithms.split(",")
     shares = [float(s) for s in args.shares.split(",")]
     t0 = time.perf_counter()
-    # weights only for SSSP: rmat:26's would take 17 GB of the lent machine's 128
+    # weights only for SSSP: rmat:26's would take 17 GB of the H100 host's 128
     graph = totem_py.generate(f"rmat:{args.scale}", undirected=True,
                               weighted="sssp" in algorithms)
     print(f"rmat:{args.scale} undirected: {graph.n_vertices} vertices, {graph.n_edges} edges, "
@@ -181,7 +184,7 @@ def main(argv=None):
               + ("" if steal is None else f", host CPU steal {steal:.1f}%"), flush=True)
         if args.json:       # after each configuration: a run cut short keeps what it measured
             with open(args.json, "w") as f:
-                json.dump(dict(scale=args.scale, records=records), f)
+                json.dump(dict(**prov, scale=args.scale, records=records), f)
     return 0
 
 

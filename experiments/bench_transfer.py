@@ -1,6 +1,6 @@
-"""Transfer-engine benchmark (issue: out-of-GPU-memory partitions): a GPU-only run whose edges
+"""Transfer-engine benchmark (partitions larger than the GPU budget): a GPU-only run whose edges
 exceed the GPU budget streams them from host memory; for each algorithm, every engine forced
-(filter, compaction, zerocopy) and auto (HyTGraph's cost rule), all in one run, on the GPU machine.
+(filter, compaction, zerocopy) and auto (HyTGraph's cost rule), all in one run, on a GPU.
 
     python -m experiments.bench_transfer --graph rmat:26 --budget-fraction 0.25 \\
         --json out/transfer.json --png out/transfer.png
@@ -9,7 +9,7 @@ exceed the GPU budget streams them from host memory; for each algorithm, every e
 which vertices' rows lead the partition and so stay resident), one plan per order.
 
 `--gpu-cache 0,256M` runs each engine once per cache size (bytes of the budget given to the
-cache of hot streamed rows, HyTGraph's journal version section VII), so one call measures auto
+cache of hot streamed rows, HyTGraph's journal version section VII), so one run measures auto
 with the cache off and on.
 
 Prints one table: time, the engine's speed against the best fixed engine, transfer volume over
@@ -33,12 +33,14 @@ import numpy as np
 
 import totem_py
 from experiments.bench_gpu import same
+from experiments.provenance import header, provenance
 from partitioners import HUB_SORTS
 from totem_py.run import parse_bytes
 
 ENGINES = ("filter", "compaction", "zerocopy", "auto")
 LETTERS = {"resident": "R", "filter": "F", "compaction": "C", "zerocopy": "Z"}
-# other systems' times on the GPU machine (issue text), ms: (graph, undirected) -> alg -> ms
+# other systems' times on an H100 host of the type the results in docs/results/ come from, ms:
+# (graph, undirected) -> alg -> ms
 OTHERS = {
     ("rmat:24", True): {"EMOGI": {"bfs": 113, "sssp": 330, "pagerank": 77 * 5},
                         "TOTEM mapped": {"bfs": 406, "sssp": 250, "pagerank": 100 * 5,
@@ -99,9 +101,9 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
-def save(args, graph, undirected, chunk, hub_sorts, caches, rows):
+def save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows):
     with open(args.json, "w") as f:
-        json.dump(dict(graph=args.graph, undirected=undirected, chunk_bytes=chunk,
+        json.dump(dict(**prov, graph=args.graph, undirected=undirected, chunk_bytes=chunk,
                        hub_sorts=hub_sorts, gpu_cache=caches, vertices=graph.n_vertices,
                        edges=graph.n_edges, rows=rows), f, indent=1)
 
@@ -129,6 +131,8 @@ def main(argv=None):
     p.add_argument("--json", default=None)
     p.add_argument("--png", default=None)
     args = p.parse_args(argv)
+    prov = provenance("experiments.bench_transfer", argv, gpu=args.device != "emulated")
+    print(header(prov), flush=True)
     hub_sorts = args.hub_sort.split(",")
     for h in hub_sorts:
         if h not in HUB_SORTS:
@@ -187,7 +191,7 @@ def main(argv=None):
                 x["others"] = {name: ms[alg] / per for name, ms in others.items() if alg in ms}
             rows += results
             if args.json:       # so far: what a run stopped at its time limit has done
-                save(args, graph, undirected, chunk, hub_sorts, caches, rows)
+                save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows)
     algs = args.algorithms.split(",")
     rows.sort(key=lambda x: algs.index(x["algorithm"]))   # stable: hub sorts side by side
     print(f"{'algorithm':<14} {'engine':<10} {'hub sort':<8} {'cache':>9} {'ms':>9} {'steps':>5} "
@@ -209,7 +213,7 @@ def main(argv=None):
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
     if args.json:
-        save(args, graph, undirected, chunk, hub_sorts, caches, rows)
+        save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows)
     if args.png:
         plot(rows, args.png)
     return 0 if all(x["matches"] for x in rows) else 1

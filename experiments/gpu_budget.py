@@ -18,6 +18,7 @@ import sys
 
 import totem_py
 from experiments.bench_gpu import TOTEM_MS, same
+from experiments.provenance import header, provenance
 from totem_py.run import parse_bytes
 
 
@@ -35,6 +36,8 @@ def main(argv=None):
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    prov = provenance("experiments.gpu_budget", argv, gpu=args.device == "gpu")
+    print(header(prov), flush=True)
     budget = parse_bytes(args.gpu_memory)
     graph = totem_py.generate(f"rmat:{args.scale}", undirected=True, weighted=True)
     print(f"rmat:{args.scale} undirected: {graph.n_edges} edges; --gpu-memory {budget} bytes",
@@ -73,7 +76,7 @@ def main(argv=None):
         if alg in gpu_only), flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(scale=args.scale, gpu_memory=budget, records=records), f)
+            json.dump(dict(**prov, scale=args.scale, gpu_memory=budget, records=records), f)
     return 0
 
 

@@ -14,9 +14,10 @@ The model (`ghost_slots`): with vertices dealt to R ranks regardless of their ne
 of expected degree d is a ghost on each other rank that holds one of its neighbours, (R - 1) x
 (1 - exp(-d / R)) ranks on average; R-MAT's expected degrees follow from the bits of a vertex id.
 The tables compare the model's G with the measured one (also at up to 128 ranks, from the plans
-alone); docs/mpi_scaling.md uses it for rmat:30.
+alone); docs/results/mpi_scaling_2core.md uses it for rmat:30.
 
-Writes docs/mpi_scaling.json and docs/mpi_scaling.txt (the table).
+Writes OUT.json and OUT.txt (the table); OUT defaults to docs/results/mpi_scaling_<N>core for a
+machine of N cores.
 """
 
 import argparse
@@ -28,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from experiments.provenance import header, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 RMAT_AB = 0.57 + 0.19          # probability a generated edge's source bit is 0 (= a + c)
@@ -120,8 +123,10 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--model-scales", default="16,18,20",
                     help="R-MAT scales at which the ghost-slot model is checked against plans")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "mpi_scaling"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" /
+                                         f"mpi_scaling_{os.cpu_count()}core"))
     args = ap.parse_args(argv)
+    prov = provenance("experiments.mpi_scaling", argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for ranks in map(int, args.ranks.split(",")):
@@ -135,11 +140,10 @@ def main(argv=None):
     print(text)
     checks, check_text = model_check(tuple(map(int, args.model_scales.split(","))))
     print(check_text)
-    Path(args.out + ".json").write_text(json.dumps(dict(runs=rows, model_check=checks), indent=1))
+    Path(args.out + ".json").write_text(json.dumps(dict(**prov, runs=rows, model_check=checks),
+                                                   indent=1))
     Path(args.out + ".txt").write_text(
-        f"python -m experiments.mpi_scaling --ranks {args.ranks} --scale {args.scale} "
-        f"--algorithms {args.algorithms} --trials {args.trials}\n"
-        f"({os.cpu_count()} cores; ranks beyond them oversubscribed)\n\n{text}\n\n"
+        f"{header(prov)}\n({os.cpu_count()} cores; ranks beyond them oversubscribed)\n\n{text}\n\n"
         f"The ghost-slot model against the plans (undirected R-MAT, one partition per rank):\n\n"
         f"{check_text}\n")
 

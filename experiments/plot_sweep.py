@@ -1,7 +1,7 @@
 """Render an offload sweep's figures from its JSON lines (needs matplotlib; the sweep itself
 does not, so it can run where matplotlib is missing and be drawn elsewhere).
 
-    python -m experiments.plot_sweep out/sweep.jsonl --out docs/offload
+    python -m experiments.plot_sweep out/sweep.jsonl --out docs/results/offload_rmat24_h200
 
 Writes, per algorithm: sweep_<alg>.png (TOTEM figures 9, 15, 19: billions of TEPS against the share
 of edges on the CPU, a line per partitioning, the CPU-only rate as a dashed line, runs that did

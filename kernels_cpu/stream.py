@@ -11,7 +11,7 @@ its own buffer. Each thread writes its own range of the output: no races.
 The rows are scattered and mostly short, so the gather is bound by memory latency, and the
 mispredicted exit of each row's copy loop stops the processor from running ahead to the next rows'
 loads: measured at about one DRAM latency per row. Both kernels therefore prefetch the rows
-PREFETCH_ROWS queue items ahead (their indptr entries twice as far ahead): on this project's 2-core
+PREFETCH_ROWS queue items ahead (their indptr entries twice as far ahead): on a 2-core
 machine the gather of 10% of the rows of a 16M-edge CSR went 2.6-3x faster at average degree 8 and
 32 and the scan 2x; at degree 2 the per-row loop overhead dominates and nothing changed.
 `totem_py.calibrate` times these two calls for the compaction throughput of the cost model

@@ -3,10 +3,10 @@
 Each check reports the first offending edge in edge order (-1 if none), as the vectorised NumPy
 checks they replace did: the rows are cut into BLOCKS contiguous runs, each run finds its first
 offender, and the smallest wins. Per-vertex marks ("has a parent", "has a tight in-edge") are
-benign races: every writer stores 1. On rmat:22 undirected (128M edges, this 2-core machine) the
+benign races: every writer stores 1. On rmat:22 undirected (128M edges, a 2-core machine) the
 NumPy checks took 12-20 s per verifier, over 4-byte-per-edge temporaries of every edge.
 The two walks are parallel too: sssp_tight_reach by BFS levels, weak_components by a lock-free
-union-find. On rmat:24 on the H100's host (fresh machines, compilation included), bench_gpu's
+union-find. On rmat:24 on an H100 host (compilation included), bench_gpu's
 CPU-only SSSP and CC records (runs and checks) took 24.3 and 33.0 s with the serial walks, 16.4
 and 23.4 s with these.
 """

@@ -20,12 +20,22 @@ def _run(module, *args):
     return proc
 
 
+def assert_provenance(report, proc, command):
+    """A benchmark's JSON and its printed header say how it ran: the command line (which starts
+    with `command`), the code version and the hardware."""
+    assert report["command"].startswith(f"python -m {command}"), report["command"]
+    assert report["code_version"] != "unknown" and report["hardware"].split()[1] == "cores"
+    assert proc.stdout.startswith(f"# command: {report['command']}\n")
+    assert f"# code version: {report['code_version']}" in proc.stdout
+
+
 def test_bench_cpu_smoke(tmp_path):
     out = tmp_path / "bench.json"
     proc = _run("experiments.bench_cpu", "--scales", "8", "--trials", "1", "--threads", "1",
                 "--no-networkit", "--json", str(out))
     report = json.loads(out.read_text())
     assert report["machine"]["nproc"] >= 1
+    assert_provenance(report, proc, "experiments.bench_cpu --scales 8")
     assert len(report["scales"]) == 1
     scale = report["scales"][0]
     assert scale["vertices"] == 256
@@ -43,6 +53,7 @@ def test_aggregation_smoke(tmp_path):
     out = tmp_path / "agg.json"
     proc = _run("experiments.aggregation", "--graphs", "rmat:8", "--json", str(out))
     report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.aggregation --graphs rmat:8")
     rows = report["rows"]
     assert [r["strategy"] for r in rows] == ["RAND", "HIGH", "LOW"]
     for r in rows:
@@ -148,7 +159,7 @@ def test_mpi_scaling_smoke(tmp_path):
     assert row["ranks"] == 2 and row["graph"] == "rmat:9" and row["supersteps"] == 5
     assert abs(row["dense_exchanges"] - 5.0) < 1e-9      # PageRank: every ghost slot every round
     # 256 vertices over up to 128 ranks is far from the model's large-graph regime; it is
-    # within 1% from rmat:16 on (docs/mpi_scaling.md)
+    # within 1% from rmat:16 on (docs/results/mpi_scaling_2core.md)
     assert all(abs(c["model"] / c["ghost_slots"] - 1) < 0.1 for c in report["model_check"]
                if c["ranks"] <= 8)
 
@@ -177,7 +188,9 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     proc = _run("experiments.bench_gpu", "--scale", "8", "--device", "emulated",
                 "--strategies", "HIGH", "--shares", "0.5", "--trials", "1", "--threads", "1",
                 "--min-timed", "0.01", "--json", str(out))
-    records = json.loads(out.read_text())["records"]
+    report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.bench_gpu --scale 8")
+    records = report["records"]
     assert len(records) == 5 * 4 and "DIFFERS" not in proc.stdout  # cpu, gpu, mapped, HIGH 0.5
     assert {r["transfer_mode"] for r in records if r["config"] == "mapped"} == {"zerocopy"}
     trials = [len(r["trials_s"]) for r in records]      # short runs get more trials, up to 25
@@ -197,6 +210,7 @@ def test_bench_transfer_measures_each_hub_sort(tmp_path):
                 "--hub-sort", "degree,hytgraph,off", "--gpu-memory", "20K",
                 "--chunk-bytes", "256", "--trials", "1", "--threads", "1", "--json", str(out))
     data = json.loads(out.read_text())
+    assert_provenance(data, proc, "experiments.bench_transfer --graph rmat:9")
     rows = data["rows"]
     assert data["hub_sorts"] == ["degree", "hytgraph", "off"]
     assert len(rows) == 2 * 3 * 3 and all(r["matches"] for r in rows)

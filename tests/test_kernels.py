@@ -28,7 +28,7 @@ def test_pr_pull_splits_long_rows():
 
 @pytest.mark.parametrize("n", [0, 1, 5, 3000, 40_000])
 def test_frontier_count(twins, n):
-    """frontier_count: the next queue's length and out-degree sum in one call, its counter
+    """frontier_count: the next queue's length and out-degree sum from a single call, its counter
     emptied; the GPU twin reads the length on the device (a grid-stride kernel) and leaves its
     work array at zero for the next call."""
     rng = np.random.default_rng(n)

@@ -102,7 +102,7 @@ def gpu_budget(device, gpu_memory):
     cycles, collected first) and the blocks CuPy's memory pool keeps cached, which the driver
     counts as used (CuPy frees them and retries when an allocation fails). Counting neither,
     bench_gpu's sweep of plans in one process got 0.6 GB of an 80 GB H100 for its LOW 0.75
-    SSSP run (rmat:24, session 19); what held the memory there was not measured."""
+    SSSP run (rmat:24)."""
     if gpu_memory is not None:
         return gpu_memory
     if device != "gpu":
