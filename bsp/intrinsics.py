@@ -90,11 +90,24 @@ def add_lowering(lower):
         lower(stub, fn)
 
 
-def typer(fn):
-    """A function with `fn`'s parameters that returns `fn`: Numba's overload of a device
-    function's stub (the typing and implementation signatures must match)."""
+def _twin(fn, name, body):
+    """A function named `name` with `fn`'s parameters whose body returns `body` (an expression
+    of `fn` and the parameters)."""
+    import functools
     import inspect
     params = ", ".join(inspect.signature(fn).parameters)
     scope = {"fn": fn}
-    exec(f"def typer({params}):\n    return fn\n", scope)
-    return scope["typer"]
+    exec(f"def {name}({params}):\n    return {body.format(params=params)}\n", scope)
+    return functools.wraps(fn)(scope[name]) if name == fn.__name__ else scope[name]
+
+
+def stub(fn):
+    """A plain function with `fn`'s name and parameters that calls `fn`: what a backend's
+    overload attaches `fn`'s compilation to (see typer)."""
+    return _twin(fn, fn.__name__, "fn({params})")
+
+
+def typer(fn):
+    """A function with `fn`'s parameters that returns `fn`: Numba's overload of a stub of `fn`
+    (the typing and implementation signatures must match)."""
+    return _twin(fn, "typer", "fn")

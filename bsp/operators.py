@@ -27,9 +27,7 @@ unchanged. A functor returns a truth value, or for operators that fill lists a l
 helpers a functor calls are decorated with `device_function`.
 """
 
-import functools
 import importlib
-import inspect
 
 import numpy as np
 
@@ -50,10 +48,7 @@ def backend(part):
 def device_function(fn):
     """Make `fn` callable from functors on every device (compiled inline where it is called;
     a plain Python call where code runs as Python)."""
-    params = ", ".join(inspect.signature(fn).parameters)
-    scope = {"fn": fn}
-    exec(f"def {fn.__name__}({params}):\n    return fn({params})\n", scope)
-    stub = functools.wraps(fn)(scope[fn.__name__])
+    stub = intrinsics.stub(fn)
     intrinsics.register_function(stub, fn)
     return stub
 

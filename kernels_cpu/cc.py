@@ -98,18 +98,3 @@ def cc_frequent(comp, samples, seed):
         if count > best_count:
             best, best_count = picks[i], count
     return best
-
-
-def afforest(view, comp, seed):
-    """The local phase: Afforest's sampled links, then the rest, over the rows of a DeviceView
-    (its segments when the edges stream); `comp` holds each node's root afterwards."""
-    for r in range(SAMPLE):
-        for indptr, indices, _, first, end in view.row_segments("heads", warps=False):
-            cc_link_sample(indptr, indices, end, comp, r, first)
-        cc_compress(comp)
-    giant = cc_frequent(comp[:view.n_local], 1024, seed)
-    # the giant component's rows read one line (their ghost edges, stored last); the others whole
-    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) + 1   # noqa: E731
-    for indptr, indices, _, first, end in view.row_segments(reads):
-        cc_link_rest(indptr, indices, view.n_local, comp, giant, first, end)
-    cc_compress(comp)

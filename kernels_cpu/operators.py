@@ -308,7 +308,7 @@ def compiled(template, fns, arity, **switches):
     """(parallel, serial) kernels of `template` with its functors `fns` (a dict: functor,
     row_fn, apply_fn) compiled in for `arity` functor arguments and its switches set;
     memoised."""
-    key = (template.__name__, tuple(fns.items()), arity, tuple(sorted(switches.items())))
+    key = (template, *fns.values(), arity, *switches.values())    # call sites keep the order
     kernels = _COMPILED.get(key)
     if kernels is None:
         name = kernel_name(template, fns, switches, arity, _SOURCE_KEY)

@@ -1,4 +1,4 @@
-"""Connected-components kernels, CUDA twins of kernels_cpu/cc.py (Afforest, then min labels).
+"""Afforest's kernels, CUDA twins of kernels_cpu/cc.py (the local phase of connected components).
 
 Links use atomicCAS on the parent array (higher node under lower). Linking and compressing map one
 thread per node; cc_link_rest maps one warp per vertex so hubs' edges spread over the lanes;
@@ -58,35 +58,6 @@ __global__ void totem_cc_link_rest(const i64* indptr, const I* indices, i64 n_lo
     }
 }
 
-__global__ void totem_cc_labels(const i64* comp, const i64* gvid, i64* label, i64 n) {
-    i64 x = global_thread();
-    if (x < n) atomicMin(&label[comp[x]], gvid[x]);
-}
-
-__global__ void totem_cc_publish(const i64* comp, const i64* label, i64 n_local,
-                                 const int* changed, i64* box, i64 n, int everything,
-                                 i64* touched, i64* touched_len) {
-    i64 g = global_thread();
-    if (g >= n) return;
-    i64 r = comp[n_local + g];
-    if (everything || changed[r]) {
-        box[g] = label[r];
-        touched[atomicAdd((u64*)touched_len, 1ULL)] = g;
-    }
-}
-
-__global__ void totem_cc_scatter(const i64* inbox, const i64* lvids, i64 n, const i64* comp,
-                                 i64* label, int* changed) {
-    i64 i = global_thread();
-    if (i >= n) return;
-    i64 m = inbox[i], r = comp[lvids[i]];
-    if (m < label[r] && m < atomicMin(&label[r], m)) atomicMax(&changed[r], 1);
-}
-
-__global__ void totem_cc_finish(const i64* comp, const i64* label, i64 n_local, i64* out) {
-    i64 v = global_thread();
-    if (v < n_local) out[v] = label[comp[v]];
-}
 """
 
 
@@ -111,22 +82,3 @@ def cc_frequent(comp, samples, seed):
     picks = np.random.default_rng(seed).integers(0, comp.size, samples)
     values, counts = np.unique(comp[cupy.asarray(picks)].get(), return_counts=True)
     return int(values[np.argmax(counts)])
-
-
-def cc_labels(comp, gvid, label):
-    launch(function(SOURCE, "totem_cc_labels"), comp.size, (comp, gvid, label, i64(comp.size)))
-
-
-def cc_publish(comp, label, n_local, changed, box, everything, touched, touched_len):
-    launch(function(SOURCE, "totem_cc_publish"), box.size,
-           (comp, label, i64(n_local), changed, box, i64(box.size), np.int32(bool(everything)),
-            touched, touched_len))
-
-
-def cc_scatter(inbox, lvids, comp, label, changed):
-    launch(function(SOURCE, "totem_cc_scatter"), inbox.size,
-           (inbox, lvids, i64(inbox.size), comp, label, changed))
-
-
-def cc_finish(comp, label, n_local, out):
-    launch(function(SOURCE, "totem_cc_finish"), n_local, (comp, label, i64(n_local), out))

@@ -2,7 +2,7 @@
 
 import importlib.util
 
-DEVICES = ("auto", "gpu", "emulated", "cpu")
+DEVICES = ("auto", "gpu", "emulated", "cpu", "simulated")
 
 
 def cuda_device_count():
@@ -26,4 +26,23 @@ def resolve_device(device):
                          "use --device emulated or auto")
     if device == "auto":
         return "gpu" if cuda_device_count() > 0 else "emulated"
+    if device == "simulated":
+        use_cuda_simulator()
     return device
+
+
+def use_cuda_simulator():
+    """GPU partitions run the GPU operators under numba-cuda's simulator (`--device
+    simulated`: emulated partitions whose functors and operator kernels execute as Python,
+    thread by thread; for testing on small graphs). It must be chosen before numba.cuda loads."""
+    import os
+    import sys
+    from .errors import InputError
+    if importlib.util.find_spec("numba_cuda") is None and importlib.util.find_spec("numba.cuda") is None:
+        raise InputError("--device simulated needs numba-cuda (pip install numba-cuda)")
+    if "numba.cuda" in sys.modules and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        raise InputError("--device simulated: numba.cuda is already loaded without its "
+                         "simulator; set NUMBA_ENABLE_CUDASIM=1 before starting Python")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    from numba import config
+    config.ENABLE_CUDASIM = True

@@ -2,7 +2,7 @@
 
 Each partition first joins its vertices and ghost slots with a local union-find over both edge
 directions (Afforest: Sutton, Ben-Nun, Barak, IPDPS'18, as GAP's cc.cc; a hand-tuned kernel pair,
-kernels_cpu/cc.py and kernels_gpu/cc.py, behind the `afforest` call); then min-label propagation
+kernels_cpu/cc.py and kernels_gpu/cc.py, called by `afforest`); then min-label propagation
 runs between partitions: a set whose label dropped sends it to the owners of its ghosts,
 min-combined, until no label changes. With one partition this is plain Afforest and finishes in
 one superstep.
@@ -17,6 +17,22 @@ from bsp import Algorithm, Message, Mode, Vote, atomic_max, atomic_min, receive,
 from .common import collect
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
+
+
+def afforest(part, view, comp, seed):
+    """The local phase over the rows of `view` (its segments, when the edges stream): the sampled
+    links, then the rest; comp holds each node's root afterwards."""
+    k = part.kernels("cc")
+    for r in range(k.SAMPLE):
+        for indptr, indices, _, first, end in view.row_segments("heads", warps=False):
+            k.cc_link_sample(indptr, indices, end, comp, r, first)
+        k.cc_compress(comp)
+    giant = k.cc_frequent(comp[:view.n_local], 1024, seed)
+    # the giant component's rows read one line (their ghost edges, stored last); the others whole
+    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) + 1   # noqa: E731
+    for indptr, indices, _, first, end in view.row_segments(reads):
+        k.cc_link_rest(indptr, indices, view.n_local, comp, giant, first, end)
+    k.cc_compress(comp)
 
 
 def smallest_id(x, comp, gvid, label):
@@ -77,7 +93,7 @@ class CC(Algorithm):
     def compute(self, part, step, mode, box):
         s, v = part.state, part.views["both"]
         if step == 0:
-            part.kernels("cc").afforest(v, s.comp, self.seed)
+            afforest(part, v, s.comp, self.seed)
             vertex_map(part, smallest_id, s.comp, s.gvid, s.label, n=s.comp.size)
         vertex_map(part, publish, s.comp, s.label, s.changed, box.values, part.n_local, step == 0,
                    n=v.n_ghosts, out=(box.touched, box.count))

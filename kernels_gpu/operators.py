@@ -1,0 +1,455 @@
+"""The GPU backend of the operators (bsp/operators.py): numba-cuda kernels with the functor
+compiled in as a device function, launched on the partition's CuPy stream.
+
+The templates below are the operators' loops, written once; `kernels_cpu.operators.specialized`
+spells out their functor arguments and `Kernel` compiles one per functor with numba-cuda.
+Mappings, as the hand-written CUDA kernels had them:
+* advance: one thread per frontier edge (Gunrock's load-balanced advance): the frontier's edges
+  are numbered in queue order by the exclusive scan of the frontier's degrees (`offs`, scanned on
+  the device, kernels_gpu/frontier.py), a grid-stride loop runs over block-sized runs of them,
+  thread 0 of a block finds the frontier items its run spans and each thread searches that short
+  range for its edge; a hub's edges spread over as many threads as it has edges.
+* pull, reducing: a warp per row, lanes striding over the row, a shuffle reduction in double.
+* pull, searching: a thread per row, stopping at the first hit.
+* vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
+Lists are appended through atomic counters (the order within a list is no one's concern).
+
+Launching through numba-cuda's dispatcher costs about 0.45 ms per launch with a dozen CuPy
+arrays (argument typing through __cuda_array_interface__; H100 host), more than a near-empty
+superstep may take. `Kernel` compiles once per argument types through the dispatcher and then
+launches the cubin itself: the parameters are packed into a kept buffer in numba's layout (an
+array is 7 words: meminfo, parent, size, itemsize, data, shape, stride) and handed to
+cuLaunchKernel, about 10 us a launch. Under numba-cuda's simulator the dispatcher runs the
+kernels as Python on NumPy arrays.
+"""
+
+import struct
+
+import numpy as np
+
+from kernels_cpu.operators import kernel_name, specialized
+
+from bsp import intrinsics
+
+from .intrinsics import SIMULATED, cuda, nonneg
+
+THREADS = 256
+WARP = 32
+FULL_MASK = 0xFFFFFFFF
+EDGE_BLOCKS_PER_SM = 8      # advance: enough resident threads per SM to hide latency
+# Compile only (tests without a GPU): kernels are compiled to PTX for COMPILE_CC, not launched;
+# the arrays are NumPy ones. tests/ptxcheck pairs this with the CPU backend, which computes.
+COMPILE_ONLY = False
+COMPILE_CC = (9, 0)
+DISPATCH = False        # launch through numba-cuda's dispatcher (slow; for checking `_Launch`)
+
+
+def functor(*args):
+    raise NotImplementedError("a template's functor: compiled by `Kernel`")
+
+
+row_fn = apply_fn = functor
+WEIGHTED = RECORD = QUEUE = COUNT = False
+OUTPUTS = 0
+
+
+def lb_find(offs, lo, hi, k):
+    """The last i in [lo, hi) with offs[i] <= k."""
+    while hi - lo > 1:
+        mid = nonneg((lo + hi) >> 1)
+        if offs[mid] <= k:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+_DEVICE = {}
+
+
+def device(fn):
+    """`fn` callable from kernels: a stub compiled as `fn` by numba-cuda (an overload, which
+    needs no device to compile: COMPILE_ONLY); under the simulator `fn` itself."""
+    if SIMULATED:
+        return fn
+    stub = _DEVICE.get(fn)
+    if stub is None:
+        from numba.cuda.extending import overload
+        stub = _DEVICE[fn] = intrinsics.stub(fn)
+        overload(stub, target="cuda")(intrinsics.typer(fn))
+    return stub
+
+
+# -- templates ----------------------------------------------------------------------------------
+
+def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0, out1, len1,
+               touched, touched_len, args):
+    span = cuda.shared.array(2, dtype=np.int64)
+    total = offs[qlen]
+    lo = 0
+    k0 = cuda.blockIdx.x * cuda.blockDim.x
+    stride = cuda.gridDim.x * cuda.blockDim.x
+    while k0 < total:
+        if cuda.threadIdx.x == 0:
+            lo = lb_find(offs, lo, qlen, k0)
+            span[0] = lo
+            span[1] = lb_find(offs, lo, qlen, min(k0 + cuda.blockDim.x, total) - 1) + 1
+        cuda.syncthreads()
+        k = k0 + cuda.threadIdx.x
+        if k < total:
+            i = nonneg(lb_find(offs, span[0], span[1], k))
+            v = nonneg(queue[i])
+            e = nonneg(indptr[v] + (k - offs[i]))
+            t = nonneg(indices[e])
+            if WEIGHTED:
+                r = functor(v, t, weights[e], *args)
+            else:
+                r = functor(v, t, 1.0, *args)
+            if r:
+                if t < n_local:
+                    if OUTPUTS > 1 and r == 2:
+                        out1[cuda.atomic.add(len1, 0, 1)] = t
+                    elif OUTPUTS > 0:
+                        out0[cuda.atomic.add(len0, 0, 1)] = t
+                elif RECORD:
+                    touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
+        cuda.syncthreads()          # the next run rewrites span
+        k0 += stride
+
+
+def pull_warp(indptr, indices, weights, queue, first, end, args):
+    """A warp per row: rows first..end-1, or (QUEUE) the rows queue[first..end-1]."""
+    w = cuda.grid(1) // WARP
+    lane = cuda.threadIdx.x & (WARP - 1)
+    if w >= end - first:
+        return
+    v = nonneg(queue[first + w] if QUEUE else first + w)
+    s = 0.0
+    step = WARP
+    if SIMULATED:               # the simulator has no shuffles: lane 0 walks the whole row
+        if lane:
+            return
+        step = 1
+    e = nonneg(indptr[v] + lane)
+    stop = indptr[v + 1]
+    while e < stop:
+        if WEIGHTED:
+            s += functor(v, nonneg(indices[e]), weights[e], *args)
+        else:
+            s += functor(v, nonneg(indices[e]), 1.0, *args)
+        e += step
+    if not SIMULATED:
+        o = 16
+        while o > 0:
+            s += cuda.shfl_down_sync(FULL_MASK, s, o)
+            o >>= 1
+    if lane == 0:
+        apply_fn(v, s, *args)
+
+
+def pull_thread(indptr, indices, weights, first, end, out0, len0, args):
+    v = first + cuda.grid(1)
+    if v >= end or not row_fn(v, *args):
+        return
+    for e in range(nonneg(indptr[v]), indptr[v + 1]):
+        if WEIGHTED:
+            hit = functor(v, nonneg(indices[e]), weights[e], *args)
+        else:
+            hit = functor(v, nonneg(indices[e]), 1.0, *args)
+        if hit:
+            if OUTPUTS > 0:
+                out0[cuda.atomic.add(len0, 0, 1)] = v
+            return
+
+
+def vertex_map(n, queue, out0, len0, out1, len1, counter, args):
+    i = cuda.grid(1)
+    r = 0
+    if i < n:
+        v = nonneg(queue[i] if QUEUE else i)
+        r = functor(v, *args)
+        if r:
+            if OUTPUTS > 1 and r == 2:
+                out1[cuda.atomic.add(len1, 0, 1)] = v
+            elif OUTPUTS > 0:
+                out0[cuda.atomic.add(len0, 0, 1)] = v
+    if COUNT and SIMULATED:     # no warp votes in the simulator
+        if r:
+            cuda.atomic.add(counter, 0, 1)
+    elif COUNT:
+        mask = cuda.ballot_sync(FULL_MASK, r != 0)
+        if (cuda.threadIdx.x & (WARP - 1)) == 0 and mask:
+            cuda.atomic.add(counter, 0, cuda.popc(mask))
+
+
+def vertex_values(vertices, out, args):
+    i = cuda.grid(1)
+    if i < vertices.size:
+        out[i] = functor(nonneg(vertices[i]), *args)
+
+
+def scatter(values, lvids, out0, len0, out1, len1, args):
+    i = cuda.grid(1)
+    if i < values.size:
+        v = nonneg(lvids[i])
+        r = functor(v, values[i], *args)
+        if r:
+            if OUTPUTS > 1 and r == 2:
+                out1[cuda.atomic.add(len1, 0, 1)] = v
+            elif OUTPUTS > 0:
+                out0[cuda.atomic.add(len0, 0, 1)] = v
+
+
+def bitmap(n, out, args):
+    j = cuda.grid(1)
+    if j < out.size:
+        byte = 0
+        for k in range(8):
+            v = (j << 3) + k
+            if v < n and functor(v, *args):
+                byte |= 1 << k
+        out[j] = byte
+
+
+# -- compiling and launching --------------------------------------------------------------------
+
+def _numba_type(a):
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import from_dtype
+    if isinstance(a, tuple):
+        return types.Tuple([_numba_type(x) for x in a])
+    if getattr(a, "ndim", 0) == 1:
+        return types.Array(from_dtype(a.dtype), 1, "C")
+    if isinstance(a, (bool, np.bool_, int)):
+        return types.int64
+    if isinstance(a, float):
+        return types.float64
+    return from_dtype(np.asarray(a).dtype)
+
+
+_SLOT = {"int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "float64": "d",
+         "float32": "f4x", "int16": "h6x", "uint16": "H6x", "int8": "b7x", "uint8": "B7x"}
+
+
+def _layout(ty, fmt):
+    """Append the parameter slots of numba type `ty` to the struct format list `fmt` (each
+    parameter in a word of its own)."""
+    from numba.cuda import types
+    if isinstance(ty, types.BaseTuple):
+        for t in ty:
+            _layout(t, fmt)
+    elif isinstance(ty, types.Array):
+        fmt.append("qqqqqqq")
+    else:
+        fmt.append(_SLOT[str(ty)])
+
+
+def _flatten(args, key, values):
+    """One pass over the arguments: their types (the key of a compiled instance: an array's
+    dtype, a scalar's Python type) into `key`, their parameter words (`_layout`'s order) into
+    `values`."""
+    for a in args:
+        t = type(a)
+        if t is tuple:
+            key.append(_flatten(a, [], values))
+        elif hasattr(a, "__cuda_array_interface__"):
+            size, item = a.size, a.itemsize
+            values += (0, 0, size, item, a.data.ptr, size, item)
+            key.append(a.dtype.char)
+        else:
+            values.append(a)
+            key.append(t)
+    return tuple(key)
+
+
+_DRIVER = None
+
+
+def _driver():
+    """(cupy.cuda.get_current_stream, cupy's cuLaunchKernel, cupy.cuda.runtime.getDevice)."""
+    global _DRIVER
+    if _DRIVER is None:
+        from cupy.cuda import get_current_stream, runtime
+        from cupy_backends.cuda.api.driver import launchKernel
+        _DRIVER = get_current_stream, launchKernel, runtime.getDevice
+    return _DRIVER
+
+
+class _Launch:
+    """One compiled instance of a kernel on one device: its function and parameter buffer."""
+
+    def __init__(self, kernel, sig):
+        import cupy
+        compiled = kernel.dispatcher.compile(sig)
+        library = compiled._codelibrary
+        cubin = library.get_cubin()
+        self.module = cupy.cuda.function.Module()
+        self.module.load(bytes(getattr(cubin, "code", cubin)))
+        self.function = self.module.get_function(library._entry_name).ptr
+        fmt = []
+        for ty in sig:
+            _layout(ty, fmt)
+        self.pack = struct.Struct("<" + "".join(fmt)).pack_into
+        words = struct.calcsize("<" + "".join(fmt)) // 8
+        self.buffer = np.zeros(words, dtype=np.int64)
+        base = self.buffer.ctypes.data
+        self.pointers = np.arange(base, base + 8 * words, 8, dtype=np.uint64).ctypes.data
+        self._keep = self.pointers
+
+
+class Kernel:
+    """A template compiled for its functors; launched with kernel(grid, block, *args)."""
+
+    def __init__(self, template, fns, arity, switches):
+        name = kernel_name(template, fns, switches, arity, "gpu")
+        glob = dict(template.__globals__)
+        glob["lb_find"] = device(lb_find)
+        glob.update({k: device(f) for k, f in fns.items()})
+        glob.update(switches)
+        self.dispatcher = cuda.jit(cache=not SIMULATED)(specialized(template, glob, name, arity))
+        self.launches = {}
+
+    def __call__(self, grid, block, *args):
+        grid = max(int(grid), 1)
+        if SIMULATED or DISPATCH:
+            self.dispatcher[grid, block](*args)
+            return
+        values = []
+        key = _flatten(args, [], values)
+        if COMPILE_ONLY:
+            if key not in self.launches:
+                self.launches[key] = cuda.compile_ptx(
+                    self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
+            return
+        stream, launch_kernel, device = _driver()
+        key = (key, device())
+        launch = self.launches.get(key)
+        if launch is None:
+            launch = self.launches[key] = _Launch(self, tuple(_numba_type(a) for a in args))
+        launch.pack(launch.buffer, 0, *values)
+        launch_kernel(launch.function, grid, 1, 1, block, 1, 1, 0, stream().ptr,
+                      launch.pointers, 0)
+
+
+_KERNELS = {}
+
+
+def compiled(template, fns, arity, **switches):
+    """The Kernel of `template` with its functors `fns` for `arity` functor arguments and its
+    switches; memoised (the key is positional: each call site passes the same names in the
+    same order)."""
+    key = (template, *fns.values(), arity, *switches.values())
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        kernel = _KERNELS[key] = Kernel(template, fns, arity, switches)
+    return kernel
+
+
+def _blocks(n, threads=THREADS):
+    return (int(n) + threads - 1) // threads
+
+
+# -- device plumbing: the partition's arrays are CuPy arrays on a GPU, NumPy ones simulated ------
+
+def _xp():
+    if SIMULATED or COMPILE_ONLY:
+        return np
+    import cupy
+    return cupy
+
+
+_DUMMY = {}
+
+
+def _dummy(dtype=np.int64):
+    """A one-element array on the current device standing in for an absent argument."""
+    xp = _xp()
+    key = (np.dtype(dtype).char, 0 if xp is np else xp.cuda.runtime.getDevice())
+    arr = _DUMMY.get(key)
+    if arr is None:
+        arr = _DUMMY[key] = xp.zeros(1, dtype=dtype)
+    return arr
+
+
+def _outs(outs):
+    flat = [a for pair in outs for a in pair]
+    while len(flat) < 4:
+        flat.append(_dummy())
+    return flat
+
+
+def _edge_grid():
+    if SIMULATED or COMPILE_ONLY:
+        return 2, WARP
+    import cupy
+    from ._cuda import _sm_count
+    return _sm_count(cupy.cuda.Device().id) * EDGE_BLOCKS_PER_SM, THREADS
+
+
+def _offsets(indptr, queue, qlen):
+    if SIMULATED or COMPILE_ONLY:
+        deg = indptr[queue[:qlen] + 1] - indptr[queue[:qlen]]
+        return np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    from .frontier import frontier_offsets
+    return frontier_offsets(indptr, queue, qlen)
+
+
+def _block():
+    return WARP if SIMULATED or COMPILE_ONLY else THREADS
+
+
+# -- what bsp/operators.py calls ----------------------------------------------------------------
+
+def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args):
+    k = compiled(advance_lb, {"functor": fn}, len(args), WEIGHTED=weights is not None,
+                 RECORD=outbox is not None, OUTPUTS=len(outs))
+    touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
+    grid, block = _edge_grid()
+    k(grid, block, indptr, indices, _dummy(np.float64) if weights is None else weights,
+      n_local, queue, _offsets(indptr, queue, qlen), qlen, *_outs(outs), touched, count, args)
+
+
+def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
+         queue=None, qlen=0, pf=None):
+    w = _dummy(np.float64) if weights is None else weights
+    block = _block()
+    if apply_fn is not None:
+        k = compiled(pull_warp, {"functor": fn, "apply_fn": apply_fn}, len(args),
+                     WEIGHTED=weights is not None, QUEUE=queue is not None)
+        if queue is not None:
+            first, end = 0, qlen
+        k(_blocks((end - first) * WARP, block), block, indptr, indices, w,
+          _dummy() if queue is None else queue, first, end, args)
+    else:
+        k = compiled(pull_thread, {"functor": fn, "row_fn": row_fn}, len(args),
+                     WEIGHTED=weights is not None, OUTPUTS=int(out is not None))
+        out0, len0 = out if out is not None else (_dummy(), _dummy())
+        k(_blocks(end - first, block), block, indptr, indices, w, first, end, out0, len0, args)
+
+
+def map_vertices(fn, n, queue, outs, args, count=False):
+    k = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
+                 QUEUE=queue is not None, COUNT=bool(count))
+    counter = _xp().zeros(1, dtype=np.int64) if count else _dummy()
+    block = _block()
+    k(_blocks(n, block), block, n, _dummy() if queue is None else queue, *_outs(outs), counter,
+      args)
+    return int(counter[0]) if count else None
+
+
+def map_values(fn, vertices, out, args):
+    k = compiled(vertex_values, {"functor": fn}, len(args))
+    block = _block()
+    k(_blocks(vertices.size, block), block, vertices, out, args)
+
+
+def map_inbox(fn, values, lvids, outs, args):
+    k = compiled(scatter, {"functor": fn}, len(args), OUTPUTS=len(outs))
+    block = _block()
+    k(_blocks(values.size, block), block, values, lvids, *_outs(outs), args)
+
+
+def map_bits(fn, n, out, args):
+    k = compiled(bitmap, {"functor": fn}, len(args))
+    block = _block()
+    k(_blocks(out.size, block), block, n, out, args)
