@@ -179,18 +179,22 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
 
 
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,
-               count=False):
+               count=False, consume=None):
     """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
     of `vertices` (`length` of them). Where it returns true, v is appended to `out` (a second
     list takes those returning 2). With `count`, returns how many returned true (on a GPU this
-    waits for the result)."""
+    waits for the result). `consume`: the counter of the list `vertices` came from, emptied by
+    the same launch (a list taken as the step's queue)."""
     if vertices is not None:
         n = vertices.size if length is None else length
     elif n is None:
         n = part.n_local
     if n == 0:
+        if consume is not None:
+            put(part, consume, 0, 0)
         return 0
-    return backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count)
+    return backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count,
+                                      consume)
 
 
 def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):

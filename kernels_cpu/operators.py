@@ -44,7 +44,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = functor
-WEIGHTED = RECORD = PREFETCHING = QUEUE = False
+WEIGHTED = RECORD = PREFETCHING = QUEUE = CONSUME = False
 OUTPUTS = 0
 
 
@@ -175,7 +175,7 @@ def pull_search(indptr, indices, weights, first, end, out0, len0, args):
         flush(buf, count, out0, len0)
 
 
-def vertex_map(n, queue, out0, len0, out1, len1, args):
+def vertex_map(n, queue, out0, len0, out1, len1, consumed, args):
     nblocks = max(1, min(BLOCKS, n // 4096))
     selected = 0
     for b in prange(nblocks):
@@ -194,6 +194,8 @@ def vertex_map(n, queue, out0, len0, out1, len1, args):
                     n0 = append(buf0, n0, v, out0, len0)
         flush(buf0, n0, out0, len0)
         flush(buf1, n1, out1, len1)
+    if CONSUME:
+        consumed[0] = 0
     return selected
 
 
@@ -375,12 +377,14 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         (par if many else ser)(indptr, indices, w, first, end, out0, len0, args)
 
 
-def map_vertices(fn, n, queue, outs, args, count=False):
-    """fn(v) for v in 0..n-1, or for the items queue[:n]; returns how many returned true."""
+def map_vertices(fn, n, queue, outs, args, count=False, consume=None):
+    """fn(v) for v in 0..n-1, or for the items queue[:n]; returns how many returned true;
+    `consume` (a list counter) is set to 0 afterwards."""
     par, ser = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
-                        QUEUE=queue is not None)
+                        QUEUE=queue is not None, CONSUME=consume is not None)
     return int((par if n >= SERIAL_ITEMS else ser)(
-        n, _dummy() if queue is None else queue, *_outs(outs), args))
+        n, _dummy() if queue is None else queue, *_outs(outs),
+        _dummy() if consume is None else consume, args))
 
 
 def map_values(fn, vertices, out, args):

@@ -49,7 +49,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = functor
-WEIGHTED = RECORD = QUEUE = COUNT = False
+WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = False
 OUTPUTS = 0
 
 
@@ -162,8 +162,10 @@ def pull_thread(indptr, indices, weights, first, end, out0, len0, args):
             return
 
 
-def vertex_map(n, queue, out0, len0, out1, len1, counter, args):
+def vertex_map(n, queue, out0, len0, out1, len1, counter, consumed, args):
     i = cuda.grid(1)
+    if CONSUME and i == 0:      # nothing in this launch appends to the consumed list
+        consumed[0] = 0
     r = 0
     if i < n:
         v = nonneg(queue[i] if QUEUE else i)
@@ -218,7 +220,7 @@ def _numba_type(a):
     from numba.cuda.np.numpy_support import from_dtype
     if isinstance(a, tuple):
         return types.Tuple([_numba_type(x) for x in a])
-    if getattr(a, "ndim", 0) == 1:
+    if _is_array(a):
         return types.Array(from_dtype(a.dtype), 1, "C")
     if isinstance(a, (bool, np.bool_, int)):
         return types.int64
@@ -244,22 +246,38 @@ def _layout(ty, fmt):
         fmt.append(_SLOT[str(ty)])
 
 
-def _flatten(args, key, values):
-    """One pass over the arguments: their types (the key of a compiled instance: an array's
-    dtype, a scalar's Python type) into `key`, their parameter words (`_layout`'s order) into
-    `values`."""
+def _leaves(args, out):
+    """The arguments with the tuples among them (the functor's) spelled out."""
     for a in args:
-        t = type(a)
-        if t is tuple:
-            key.append(_flatten(a, [], values))
-        elif hasattr(a, "__cuda_array_interface__"):
-            size, item = a.size, a.itemsize
-            values += (0, 0, size, item, a.data.ptr, size, item)
-            key.append(a.dtype.char)
+        if type(a) is tuple:
+            _leaves(a, out)
         else:
-            values.append(a)
-            key.append(t)
-    return tuple(key)
+            out.append(a)
+    return out
+
+
+_ARRAYS = []     # the array types kernels take: cupy.ndarray (NumPy's where nothing launches)
+
+
+def _is_array(a):
+    """Whether `a` is an array argument (an isinstance check: reading CuPy's
+    __cuda_array_interface__ builds a dict, several microseconds)."""
+    if not _ARRAYS:
+        if SIMULATED or COMPILE_ONLY:
+            _ARRAYS.append(np.ndarray)
+        else:
+            import cupy
+            _ARRAYS.append(cupy.ndarray)
+    return isinstance(a, _ARRAYS[0])
+
+
+def _kind(a):
+    """What a compiled instance depends on: an array's dtype, a scalar's Python type."""
+    return a.dtype.char if _is_array(a) else type(a)
+
+
+def _key(args):
+    return tuple(_key(a) if type(a) is tuple else _kind(a) for a in args)
 
 
 _DRIVER = None
@@ -275,11 +293,19 @@ def _driver():
     return _DRIVER
 
 
-class _Launch:
-    """One compiled instance of a kernel on one device: its function and parameter buffer."""
+_ARRAY_WORDS = struct.Struct("<5q").pack_into     # size, itemsize, data, shape, stride
 
-    def __init__(self, kernel, sig):
+
+class _Launch:
+    """One compiled instance of a kernel on one device: its function and its parameters in
+    numba's layout, one word each (an array is 7: meminfo and parent, left 0, then size,
+    itemsize, data, shape, stride), kept in a buffer that cuLaunchKernel reads from. A launch
+    rewrites only the words of arguments that are not the objects of the last launch (most are
+    the same state arrays superstep after superstep), and keeps those objects referenced."""
+
+    def __init__(self, kernel, args):
         import cupy
+        sig = tuple(_numba_type(a) for a in args)
         compiled = kernel.dispatcher.compile(sig)
         library = compiled._codelibrary
         cubin = library.get_cubin()
@@ -289,12 +315,43 @@ class _Launch:
         fmt = []
         for ty in sig:
             _layout(ty, fmt)
-        self.pack = struct.Struct("<" + "".join(fmt)).pack_into
-        words = struct.calcsize("<" + "".join(fmt)) // 8
-        self.buffer = np.zeros(words, dtype=np.int64)
+        self.slots, offset = [], 0
+        for code in fmt:
+            if code == "qqqqqqq":
+                self.slots.append((offset + 16, None))
+                offset += 56
+            else:
+                self.slots.append((offset, struct.Struct("<" + code).pack_into))
+                offset += 8
+        self.kinds = [_kind(a) for a in _leaves(args, [])]
+        self.last = [None] * len(self.slots)
+        self.buffer = np.zeros(offset // 8, dtype=np.int64)
         base = self.buffer.ctypes.data
-        self.pointers = np.arange(base, base + 8 * words, 8, dtype=np.uint64).ctypes.data
-        self._keep = self.pointers
+        self.words = np.arange(base, base + offset, 8, dtype=np.uint64)   # kernelParams
+        self.pointers = self.words.ctypes.data
+
+    def fits(self, leaves):
+        """Whether `leaves` have this instance's types (checked where they changed)."""
+        if len(leaves) != len(self.last):
+            return False
+        for a, b, kind in zip(leaves, self.last, self.kinds):
+            if a is not b and _kind(a) != kind:
+                return False
+        return True
+
+    def __call__(self, grid, block, leaves):
+        buf, last = self.buffer, self.last
+        for i, a in enumerate(leaves):
+            if a is not last[i]:
+                offset, pack = self.slots[i]
+                if pack is None:
+                    size, item = a.size, a.itemsize
+                    _ARRAY_WORDS(buf, offset, size, item, a.data.ptr, size, item)
+                else:
+                    pack(buf, offset, a)
+                last[i] = a
+        stream, launch_kernel, _ = _driver()
+        launch_kernel(self.function, grid, 1, 1, block, 1, 1, 0, stream().ptr, self.pointers, 0)
 
 
 class Kernel:
@@ -307,28 +364,30 @@ class Kernel:
         glob.update({k: device(f) for k, f in fns.items()})
         glob.update(switches)
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialized(template, glob, name, arity))
-        self.launches = {}
+        self.launches = {}      # (argument kinds, device) -> _Launch
+        self.current = {}       # device -> the last _Launch used there
 
     def __call__(self, grid, block, *args):
         grid = max(int(grid), 1)
         if SIMULATED or DISPATCH:
             self.dispatcher[grid, block](*args)
             return
-        values = []
-        key = _flatten(args, [], values)
         if COMPILE_ONLY:
+            key = _key(args)
             if key not in self.launches:
                 self.launches[key] = cuda.compile_ptx(
                     self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
             return
-        stream, launch_kernel, device = _driver()
-        key = (key, device())
-        launch = self.launches.get(key)
-        if launch is None:
-            launch = self.launches[key] = _Launch(self, tuple(_numba_type(a) for a in args))
-        launch.pack(launch.buffer, 0, *values)
-        launch_kernel(launch.function, grid, 1, 1, block, 1, 1, 0, stream().ptr,
-                      launch.pointers, 0)
+        leaves = _leaves(args, [])
+        device = _driver()[2]()
+        launch = self.current.get(device)
+        if launch is None or not launch.fits(leaves):
+            key = (_key(args), device)
+            launch = self.launches.get(key)
+            if launch is None:
+                launch = self.launches[key] = _Launch(self, args)
+            self.current[device] = launch
+        launch(grid, block, leaves)
 
 
 _KERNELS = {}
@@ -351,39 +410,41 @@ def _blocks(n, threads=THREADS):
 
 # -- device plumbing: the partition's arrays are CuPy arrays on a GPU, NumPy ones simulated ------
 
-def _xp():
+class _Place:
+    """What the launches on one device share: stand-ins for absent arguments (one-element
+    arrays, never written), the launch shapes. On NumPy arrays (simulator, COMPILE_ONLY) small
+    blocks, which the simulator runs thread by thread."""
+
+    def __init__(self, xp, edge_grid, block):
+        self.xp, self.edge_grid, self.block = xp, edge_grid, block
+        self.ints = xp.zeros(1, dtype=np.int64)
+        self.floats = xp.zeros(1, dtype=np.float64)
+        self.lists = (self.ints,) * 4
+
+    def outs(self, outs):
+        """(out0, len0, out1, len1) from up to two (items, counter) lists."""
+        if not outs:
+            return self.lists
+        flat = [a for pair in outs for a in pair]
+        return flat + [self.ints] * (4 - len(flat))
+
+
+_PLACES = {}
+
+
+def _place():
     if SIMULATED or COMPILE_ONLY:
-        return np
-    import cupy
-    return cupy
-
-
-_DUMMY = {}
-
-
-def _dummy(dtype=np.int64):
-    """A one-element array on the current device standing in for an absent argument."""
-    xp = _xp()
-    key = (np.dtype(dtype).char, 0 if xp is np else xp.cuda.runtime.getDevice())
-    arr = _DUMMY.get(key)
-    if arr is None:
-        arr = _DUMMY[key] = xp.zeros(1, dtype=dtype)
-    return arr
-
-
-def _outs(outs):
-    flat = [a for pair in outs for a in pair]
-    while len(flat) < 4:
-        flat.append(_dummy())
-    return flat
-
-
-def _edge_grid():
-    if SIMULATED or COMPILE_ONLY:
-        return 2, WARP
-    import cupy
-    from ._cuda import _sm_count
-    return _sm_count(cupy.cuda.Device().id) * EDGE_BLOCKS_PER_SM, THREADS
+        place = _PLACES.get(None)
+        if place is None:
+            place = _PLACES[None] = _Place(np, 2, WARP)
+        return place
+    device = _driver()[2]()
+    place = _PLACES.get(device)
+    if place is None:
+        import cupy
+        from ._cuda import _sm_count
+        place = _PLACES[device] = _Place(cupy, _sm_count(device) * EDGE_BLOCKS_PER_SM, THREADS)
+    return place
 
 
 def _offsets(indptr, queue, qlen):
@@ -394,62 +455,59 @@ def _offsets(indptr, queue, qlen):
     return frontier_offsets(indptr, queue, qlen)
 
 
-def _block():
-    return WARP if SIMULATED or COMPILE_ONLY else THREADS
-
-
 # -- what bsp/operators.py calls ----------------------------------------------------------------
 
 def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args):
     k = compiled(advance_lb, {"functor": fn}, len(args), WEIGHTED=weights is not None,
                  RECORD=outbox is not None, OUTPUTS=len(outs))
-    touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
-    grid, block = _edge_grid()
-    k(grid, block, indptr, indices, _dummy(np.float64) if weights is None else weights,
-      n_local, queue, _offsets(indptr, queue, qlen), qlen, *_outs(outs), touched, count, args)
+    p = _place()
+    touched, count = (outbox.touched, outbox.count) if outbox is not None else (p.ints, p.ints)
+    k(p.edge_grid, p.block, indptr, indices, p.floats if weights is None else weights,
+      n_local, queue, _offsets(indptr, queue, qlen), qlen, *p.outs(outs), touched, count, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
          queue=None, qlen=0, pf=None):
-    w = _dummy(np.float64) if weights is None else weights
-    block = _block()
+    p = _place()
+    w = p.floats if weights is None else weights
     if apply_fn is not None:
         k = compiled(pull_warp, {"functor": fn, "apply_fn": apply_fn}, len(args),
                      WEIGHTED=weights is not None, QUEUE=queue is not None)
         if queue is not None:
             first, end = 0, qlen
-        k(_blocks((end - first) * WARP, block), block, indptr, indices, w,
-          _dummy() if queue is None else queue, first, end, args)
+        k(_blocks((end - first) * WARP, p.block), p.block, indptr, indices, w,
+          p.ints if queue is None else queue, first, end, args)
     else:
         k = compiled(pull_thread, {"functor": fn, "row_fn": row_fn}, len(args),
                      WEIGHTED=weights is not None, OUTPUTS=int(out is not None))
-        out0, len0 = out if out is not None else (_dummy(), _dummy())
-        k(_blocks(end - first, block), block, indptr, indices, w, first, end, out0, len0, args)
+        out0, len0 = out if out is not None else (p.ints, p.ints)
+        k(_blocks(end - first, p.block), p.block, indptr, indices, w, first, end, out0, len0,
+          args)
 
 
-def map_vertices(fn, n, queue, outs, args, count=False):
+def map_vertices(fn, n, queue, outs, args, count=False, consume=None):
     k = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
-                 QUEUE=queue is not None, COUNT=bool(count))
-    counter = _xp().zeros(1, dtype=np.int64) if count else _dummy()
-    block = _block()
-    k(_blocks(n, block), block, n, _dummy() if queue is None else queue, *_outs(outs), counter,
-      args)
+                 QUEUE=queue is not None, COUNT=bool(count), CONSUME=consume is not None)
+    p = _place()
+    counter = p.xp.zeros(1, dtype=np.int64) if count else p.ints
+    k(_blocks(n, p.block), p.block, n, p.ints if queue is None else queue, *p.outs(outs),
+      counter, p.ints if consume is None else consume, args)
     return int(counter[0]) if count else None
 
 
 def map_values(fn, vertices, out, args):
     k = compiled(vertex_values, {"functor": fn}, len(args))
-    block = _block()
-    k(_blocks(vertices.size, block), block, vertices, out, args)
+    p = _place()
+    k(_blocks(vertices.size, p.block), p.block, vertices, out, args)
 
 
 def map_inbox(fn, values, lvids, outs, args):
     k = compiled(scatter, {"functor": fn}, len(args), OUTPUTS=len(outs))
-    block = _block()
-    k(_blocks(values.size, block), block, values, lvids, *_outs(outs), args)
+    p = _place()
+    k(_blocks(values.size, p.block), p.block, values, lvids, *p.outs(outs), args)
 
 
 def map_bits(fn, n, out, args):
     k = compiled(bitmap, {"functor": fn}, len(args))
-    block = _block()
-    k(_blocks(out.size, block), block, n, out, args)
+    p = _place()
+    k(_blocks(out.size, p.block), p.block, n, out, args)

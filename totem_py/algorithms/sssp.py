@@ -142,8 +142,7 @@ class SSSP(Algorithm):
         qlen = s.near_count
         if qlen < 0:
             qlen = int(part.to_host(s.near_len, count=False)[0])
-        vertex_map(part, taken, s.pending, vertices=s.near, length=qlen)
-        put(part, s.near_len, 0, 0)
+        vertex_map(part, taken, s.pending, vertices=s.near, length=qlen, consume=s.near_len)
         s.queue, s.near = s.near, s.queue
         advance(part, "out", s.queue, relax, s.dist, s.pending, self.bound, s.far_min,
                 part.n_local, length=qlen, out=((s.near, s.near_len), (s.far, s.far_len)),
