@@ -21,8 +21,14 @@ step. When no partition has any, the engine asks `advance(key)` whether another 
 (delta-stepping's next bucket, Brandes' backward sweep) and otherwise stops. `collect` returns the
 result by global vertex id.
 
-Kernels see only raw arrays; `part.kernels(name)` gives the module of `kernels_cpu/` or its twin in
-`kernels_gpu/`, whichever matches the partition's device.
+Callbacks do their work with the operators of bsp/operators.py and small functors; the
+engine's own kernels (`part.kernels(name)`: boxes, frontier counts, streamed chunks) come from
+`kernels_cpu/` or `kernels_gpu/`, whichever matches the partition's device.
+
+What the harness and the command line need of an algorithm is on its class too: `options`
+(command-line options, passed by name to `from_options`), `needs_weights`, `traversed_edges`
+(the TEPS numerator), `reference` (a serial computation of the result) and `verify`. The class is
+the registry entry (totem_py.algorithms.register).
 """
 
 from dataclasses import dataclass
@@ -85,12 +91,51 @@ class Vote:
     key: float = np.inf
 
 
+@dataclass(frozen=True)
+class Option:
+    """A command-line option an algorithm takes: its flag ("--k") and argparse's keywords; the
+    parsed value reaches `from_options` under argparse's destination name ("k")."""
+    flag: str
+    kwargs: dict
+
+
 class Algorithm:
     """Base class: subclasses set `name`, `modes` and implement the callbacks they use."""
     name = "algorithm"
     modes = ()                 # Mode objects; the first is the default
     needs_weights = False
     direction_optimizing = False   # if True the engine picks "push"/"pull" modes per step
+    options = ()               # Option objects: what the command line adds for it
+
+    @classmethod
+    def from_options(cls, graph, **options):
+        """The algorithm object for `graph` from the command line's (or run()'s) options, which
+        include every algorithm's: take those it declares, ignore the rest."""
+        return cls()
+
+    def traversed_edges(self, graph, values, records):
+        """Edges counted for TEPS (edges / time): by default |E|."""
+        return graph.n_edges
+
+    def reference(self, graph):
+        """The result computed serially and independently of the engine (NumPy, no
+        partitions), for tests and the default `verify`."""
+        raise NotImplementedError(f"{self.name} has no serial reference")
+
+    def verify(self, graph, values):
+        """Check a result: None if it is right, else a one-line description of the first error
+        (or raise totem_py.VerificationError). By default, equal to `reference` (integers and
+        bools exactly, floats within 1e-6 relative and 1e-9 absolute)."""
+        want = np.asarray(self.reference(graph))
+        got = np.asarray(values)
+        if got.shape != want.shape:
+            return f"{self.name}: {got.shape} values, expected {want.shape}"
+        exact = want.dtype.kind in "biu"
+        bad = got != want if exact else ~np.isclose(got, want, rtol=1e-6, atol=1e-9)
+        if bad.any():
+            v = int(np.flatnonzero(bad)[0])
+            return f"{self.name}: vertex {v} has {got[v]}, the reference {want[v]}"
+        return None
 
     def views(self):
         return sorted({m.view for m in self.modes})

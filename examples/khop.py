@@ -1,110 +1,94 @@
-"""A user-defined algorithm, written outside the package: k-hop reach.
+"""A user algorithm, written outside the package: which vertices lie within K hops of a source?
 
-Which vertices lie within K hops of a source? Each superstep, the vertices reached in the last
-step mark their out-neighbours; marks for remote vertices travel as messages combined with "or".
-Everything below uses only the public callback API (bsp.Algorithm, Message, Mode, Vote) and a
-Numba kernel of its own, and runs on every partitioning and device like the shipped algorithms.
+Each superstep the vertices reached in the last one claim their unreached out-neighbours; claims
+of remote vertices travel as messages combined with "max". The whole algorithm is a few functors
+and callbacks: the operators (bsp.advance, bsp.receive) compile the functors for whatever runs
+each partition (Numba on the CPU, numba-cuda on a GPU), balance the work, keep the frontier
+queues, record the remote vertices written and stream edges that do not fit a GPU.
 
     python examples/khop.py --graph rmat:14 --k 2 --source 5 --partition RAND --cpu-share 0.5
+    mpirun -n 2 python examples/khop.py --graph rmat:14 --k 2 --source 5
+
+It takes every option of `python -m totem_py.run` (--device, --gpus, --gpu-memory, --verify,
+--output, ...); `--verify` compares with the NumPy reference below.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import totem_py                                  # noqa: E402
-from bsp import Algorithm, Message, Mode, Vote   # noqa: E402
+from bsp import Algorithm, Frontier, Message, Mode, Vote, advance, atomic_max, put, receive  # noqa: E402
+from bsp.api import Option  # noqa: E402
+from totem_py.algorithms import register  # noqa: E402
+from totem_py.algorithms.common import SOURCE, collect, owned_lvid, source_vertex  # noqa: E402
 
-HOP = Message(np.uint8, "or", 0)
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def khop_push(indptr, indices, n_local, frontier, reached, mark):
-    """Benign races: every writer stores 1. `mark` has the ghost slots (the outbox) in its tail."""
-    for v in prange(n_local):
-        if frontier[v]:
-            for e in range(indptr[v], indptr[v + 1]):
-                t = indices[e]
-                if t >= n_local or not reached[t]:
-                    mark[t] = 1
+HOP = Message(np.int32, "max", 0)
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def khop_scatter(inbox, lvids, mark):
-    for i in prange(inbox.size):
-        if inbox[i]:
-            mark[lvids[i]] = 1
+def claim(s, t, w, reached):
+    """Edge (s, t) from the frontier: t is reached; true for the one thread that reached it
+    (for a remote t: the first write of its slot this superstep)."""
+    return reached[t] == 0 and atomic_max(reached, t, 1) == 0
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def khop_advance(n_local, reached, frontier, mark):
-    """Newly marked vertices become the frontier; returns their number."""
-    count = 0
-    for v in prange(n_local):
-        new = mark[v] != 0 and not reached[v]
-        frontier[v] = new
-        reached[v] |= new
-        mark[v] = 0
-        count += new
-    return count
+def claim_message(v, m, reached):
+    """A remote partition reached v."""
+    return m != 0 and atomic_max(reached, v, 1) == 0
 
 
-class KHopReach(Algorithm):
+@register
+class KHop(Algorithm):
     name = "khop"
-    modes = (Mode("push", "out", "push", HOP, state="mark"),)
+    # `reached` carries one slot per remote vertex after the local ones: the outbox
+    modes = (Mode("push", "out", "push", HOP, state="reached", records=True),)
+    options = (SOURCE, Option("--k", dict(type=int, default=2, help="khop: hops (default 2)")))
 
     def __init__(self, source, k):
         self.source, self.k = source, k
 
+    @classmethod
+    def from_options(cls, graph, source=None, seed=0, k=2, **_):
+        return cls(source_vertex(graph, source, seed, cls.name), k)
+
     def init(self, part):
         s = part.state
-        s.reached = part.xp.zeros(part.n_local, dtype=np.uint8)
-        s.frontier = part.xp.zeros(part.n_local, dtype=np.uint8)
-        s.mark = part.alloc(np.uint8, 0, ("out",))
-        if part.plan.owner[self.source] == part.pid:
-            lv = part.plan.lvid_of[self.source]
-            s.reached[lv] = s.frontier[lv] = 1
+        s.reached = part.alloc(np.int32, 0, ("out",))
+        s.frontier = Frontier(part)
+        lv = owned_lvid(part, self.source)
+        if lv is not None:
+            put(part, s.reached, lv, 1)
+        s.frontier.start(lv)
 
     def compute(self, part, step, mode, box):
-        s, v = part.state, part.views["out"]
-        khop_push(v.indptr, v.indices, v.n_local, s.frontier, s.reached, s.mark)
+        advance(part, "out", part.state.frontier, claim, part.state.reached, outbox=box)
 
     def scatter(self, part, step, mode, inbox):
-        khop_scatter(inbox.values, inbox.lvid, part.state.mark)
+        receive(part, inbox, claim_message, part.state.reached, out=part.state.frontier)
 
     def vote(self, part, step):
-        s = part.state
-        new = khop_advance(part.n_local, s.reached, s.frontier, s.mark)
-        return Vote(int(new) if step + 1 < self.k else 0)
+        f = part.state.frontier
+        edges = f.swap()
+        return Vote(f.length if step + 1 < self.k else 0, edges)
 
     def collect(self, parts, n_vertices):
-        out = np.zeros(n_vertices, dtype=bool)
-        for p in parts:
-            out[p.gvids] = p.to_host(p.state.reached, count=False) != 0
-        return out
+        return collect(parts, n_vertices, "reached", np.int32, 0) != 0
 
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--graph", default="rmat:14")
-    ap.add_argument("--k", type=int, default=2)
-    ap.add_argument("--source", type=int, default=0)
-    ap.add_argument("--partition", default="HIGH")
-    ap.add_argument("--cpu-share", type=float, default=0.5)
-    ap.add_argument("--device", default="emulated")
-    args = ap.parse_args()
-    from totem_py.generators import graph_from_spec
-    graph = graph_from_spec(args.graph)
-    result = totem_py.run(graph, KHopReach(args.source, args.k), partition=args.partition,
-                          cpu_share=args.cpu_share, device=args.device)
-    print(f"{int(result.values.sum())} vertices within {args.k} hops of {args.source} "
-          f"({result.metrics['time_s'] * 1e3:.2f} ms, {result.metrics['supersteps']} supersteps)")
+    def reference(self, graph):
+        """Breadth-first levels by NumPy, cut at K."""
+        reached = np.zeros(graph.n_vertices, dtype=bool)
+        reached[self.source] = True
+        frontier = np.array([self.source])
+        for _ in range(self.k):
+            heads = np.concatenate([graph.indices[graph.indptr[v]:graph.indptr[v + 1]]
+                                    for v in frontier]) if frontier.size else frontier
+            frontier = np.unique(heads[~reached[heads]])
+            reached[frontier] = True
+        return reached
 
 
 if __name__ == "__main__":
-    main()
+    from totem_py.run import cli
+    sys.exit(cli(["--algorithm", "khop", *sys.argv[1:]]))

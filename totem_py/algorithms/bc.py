@@ -16,8 +16,9 @@ import numpy as np
 from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull,
                  put, receive, vertex_values)
 
+from .. import reference as ref, verify as check
 from .bfs import UNVISITED
-from .common import collect, owned_lvid
+from .common import SOURCE, collect, owned_lvid, source_vertex
 
 SIGMA = Message(np.float64, "sum", 0.0)
 FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
@@ -69,11 +70,30 @@ def accumulate(v, total, level, sigma, delta, ghosts, bc, n_local, source, depth
 class BC(Algorithm):
     name = "bc"
     modes = (FORWARD, BACKWARD)
+    options = (SOURCE,)
 
     def __init__(self, sources):
         self.sources = [int(s) for s in np.atleast_1d(sources)]
         if not self.sources:
             raise ValueError("bc needs at least one source")
+
+    @classmethod
+    def from_options(cls, graph, source=None, seed=0, **_):
+        return cls([source_vertex(graph, source, seed, cls.name)])
+
+    @property
+    def source(self):
+        return self.sources[0]
+
+    def traversed_edges(self, graph, values, records):
+        return int(sum(r.get("frontier_edges", 0) for r in records)
+                   + graph.out_degree[self.sources].sum())
+
+    def reference(self, graph):
+        return ref.betweenness(graph, self.sources)
+
+    def verify(self, graph, values):
+        return check.verify_bc(graph, self.sources, values)
 
     def init(self, part):
         part.state.bc = part.full(part.n_local, 0.0, np.float64)

@@ -20,7 +20,8 @@ import numpy as np
 from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_min, bitmap,
                  bitmap_bytes, pull, put, receive, test_bit, vertex_values)
 
-from .common import collect, owned_lvid
+from .. import reference as ref, verify as check
+from .common import SOURCE, collect, owned_lvid, source_vertex
 
 UNVISITED = np.iinfo(np.int32).max
 LEVEL = Message(np.int32, "min", UNVISITED)
@@ -58,9 +59,23 @@ class BFS(Algorithm):
     modes = (Mode("push", "out", "push", LEVEL, state="level", records=True),
              Mode("pull", "in", "pull", FRONTIER))
     direction_optimizing = True
+    options = (SOURCE,)
 
     def __init__(self, source):
         self.source = source
+
+    @classmethod
+    def from_options(cls, graph, source=None, seed=0, **_):
+        return cls(source_vertex(graph, source, seed, cls.name))
+
+    def traversed_edges(self, graph, values, records):
+        return int(graph.out_degree[values >= 0].sum())
+
+    def reference(self, graph):
+        return ref.bfs_levels(graph, self.source)
+
+    def verify(self, graph, values):
+        return check.verify_bfs(graph, self.source, values)
 
     def init(self, part):
         s = part.state

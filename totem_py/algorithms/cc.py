@@ -14,6 +14,7 @@ import numpy as np
 
 from bsp import Algorithm, Message, Mode, Vote, atomic_max, atomic_min, receive, vertex_map
 
+from .. import reference as ref, verify as check
 from .common import collect
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
@@ -80,6 +81,16 @@ class CC(Algorithm):
 
     def __init__(self, seed=0):
         self.seed = seed
+
+    @classmethod
+    def from_options(cls, graph, seed=0, **_):
+        return cls(seed)
+
+    def reference(self, graph):
+        return ref.components(graph)
+
+    def verify(self, graph, values):
+        return check.verify_cc(graph, values)
 
     def init(self, part):
         s, v = part.state, part.view("both")

@@ -1,8 +1,28 @@
-"""Small helpers shared by the algorithm callbacks (state placement, queues, collection)."""
+"""What the algorithms share: the --source option, owned vertices, collecting results."""
 
 import numpy as np
 
+from bsp.api import Option
 from kernels_cpu.boxes import box_fill, box_scatter
+
+from ..errors import InputError
+
+SOURCE = Option("--source", dict(type=int, default=None, metavar="V",
+                                 help="root for bfs, sssp and bc (default: a seeded random "
+                                      "vertex with out-degree > 0, printed)"))
+
+
+def source_vertex(graph, source, seed, name):
+    """The root of a traversal: `source` checked against the graph, or the default vertex."""
+    from ..harness import default_source
+    if graph.n_vertices == 0:
+        raise InputError(f"{name} needs a source vertex but the graph has no vertices")
+    if source is None:
+        source = default_source(graph, seed)
+    if not 0 <= source < graph.n_vertices:
+        raise InputError(f"--source {source} is outside the graph "
+                         f"(vertices 0..{graph.n_vertices - 1})")
+    return int(source)
 
 
 def owned_lvid(part, gvid):

@@ -11,7 +11,10 @@ error near 1e-7).
 import numpy as np
 
 from bsp import Algorithm, Message, Mode, Vote, pull, vertex_map, vertex_values
+from bsp.api import Option
 
+from .. import reference as ref, verify as check
+from ..errors import InputError
 from .common import collect
 
 CONTRIB = Message(np.float32, "sum", 0.0)
@@ -38,12 +41,29 @@ def boundary_contribution(u, contrib):
 class PageRank(Algorithm):
     name = "pagerank"
     modes = (Mode("pull", "in", "pull", CONTRIB, state="contrib"),)
+    options = (Option("--iterations", dict(type=int, default=5, metavar="K",
+                                           help="pagerank: rounds (default 5)")),)
 
     def __init__(self, iterations=5, damping=0.85):
         if iterations < 1:
             raise ValueError("PageRank needs at least one round")
         self.iterations = iterations
         self.damping = damping
+
+    @classmethod
+    def from_options(cls, graph, iterations=5, **_):
+        if iterations < 1:
+            raise InputError(f"--iterations must be at least 1, got {iterations}")
+        return cls(iterations)
+
+    def traversed_edges(self, graph, values, records):
+        return graph.n_edges * len(records)
+
+    def reference(self, graph):
+        return ref.pagerank(graph, self.iterations, self.damping)
+
+    def verify(self, graph, values):
+        return check.verify_pagerank(graph, self.iterations, values)
 
     def init(self, part):
         s = part.state

@@ -24,6 +24,10 @@ import numpy as np
 from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, receive,
                  vertex_map)
 
+from bsp.api import Option
+
+from .. import reference as ref, verify as check
+from ..errors import InputError
 from .common import collect
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
@@ -55,12 +59,31 @@ def above(v, residual, threshold):
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
     modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
+    options = (Option("--tolerance", dict(type=float, default=0.01, metavar="X",
+                                          help="pagerank_delta: a vertex is active while its "
+                                               "residual exceeds X / n (default 0.01)")),)
 
     def __init__(self, tolerance=0.01, damping=0.85):
         if not tolerance > 0:
             raise ValueError("PageRank-Delta needs a positive tolerance")
         self.tolerance = tolerance
         self.damping = damping
+
+    @classmethod
+    def from_options(cls, graph, tolerance=0.01, **_):
+        if not tolerance > 0:
+            raise InputError(f"--tolerance must be positive, got {tolerance}")
+        return cls(tolerance)
+
+    def traversed_edges(self, graph, values, records):
+        # the first step pushes from every vertex (tolerance < 1 - d)
+        return graph.n_edges + sum(r["frontier_edges"] for r in records)
+
+    def reference(self, graph):
+        return ref.pagerank_delta(graph, self.tolerance, self.damping)
+
+    def verify(self, graph, values):
+        return check.verify_pagerank_delta(graph, self.tolerance, values)
 
     def init(self, part):
         s, n = part.state, part.n_local

@@ -20,7 +20,8 @@ import numpy as np
 from bsp import (Algorithm, Message, Mode, Vote, advance, atomic_max, atomic_min,
                  device_function, put, receive, vertex_map)
 
-from .common import collect, owned_lvid
+from .. import reference as ref, verify as check
+from .common import SOURCE, collect, owned_lvid, source_vertex
 
 DIST = Message(np.float64, "min", np.inf)
 NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on neither)
@@ -97,10 +98,24 @@ class SSSP(Algorithm):
     name = "sssp"
     modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
     needs_weights = True
+    options = (SOURCE,)
 
     def __init__(self, source, delta=None):
         self.source = source
         self.delta = delta
+
+    @classmethod
+    def from_options(cls, graph, source=None, seed=0, **_):
+        return cls(source_vertex(graph, source, seed, cls.name))
+
+    def traversed_edges(self, graph, values, records):
+        return int(graph.out_degree[np.isfinite(values)].sum())
+
+    def reference(self, graph):
+        return ref.sssp_distances(graph, self.source)
+
+    def verify(self, graph, values):
+        return check.verify_sssp(graph, self.source, values)
 
     def init(self, part):
         if self.delta is None:
