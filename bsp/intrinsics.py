@@ -83,6 +83,11 @@ def register_function(stub, fn):
         lower(stub, fn)
 
 
+def device_functions():
+    """(stub, function) of every device function made so far."""
+    return list(_FUNCTIONS)
+
+
 def add_lowering(lower):
     """A backend's `lower(stub, fn)`, applied to every device function, now and later."""
     _LOWERINGS.append(lower)

@@ -112,8 +112,5 @@ def _lower_intrinsics():
     def _bit(bits, i):
         return lambda bits, i: (bits[i >> 3] >> (i & 7)) & 1
 
-    intrinsics.add_lowering(
-        lambda stub, fn: overload(stub, target="cpu", inline="always")(intrinsics.typer(fn)))
-
 
 _lower_intrinsics()

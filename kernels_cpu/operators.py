@@ -31,6 +31,8 @@ import numpy as np
 from numba import njit, prange
 from numba.core.registry import CPUDispatcher
 
+from bsp import intrinsics
+
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, row_blocks, spread)
@@ -112,7 +114,9 @@ def pull_reduce(indptr, indices, weights, first, end, pf, args):
                     s += functor(v, indices[e], weights[e], *args)
                 else:
                     s += functor(v, indices[e], 1.0, *args)
-            if lo == indptr[v] and stop == indptr[v + 1]:
+            if lo == stop:              # a row without edges: the loop below applies it
+                pass
+            elif lo == indptr[v] and stop == indptr[v + 1]:
                 apply_fn(v, s, *args)
             else:
                 k = 0 if split_v[b, 0] < 0 else 1
@@ -271,8 +275,29 @@ def code_key(fn, seen=None):
     return h.hexdigest()
 
 
+_TWINS = {}
+
+
 def _jitted(fn):
-    return fn if isinstance(fn, CPUDispatcher) else njit(nogil=True, inline="always")(fn)
+    """`fn` compiled by Numba to inline where it is called, the device functions it calls
+    (bsp.operators.device_function) replaced in its globals by their own such compilations (the
+    GPU backend reaches them through numba-cuda overloads of their stubs; a CPU overload of the
+    same function, inlined, broke numba-cuda's typing of it in the same process)."""
+    if isinstance(fn, CPUDispatcher):
+        return fn
+    twin = _TWINS.get(fn)
+    if twin is None:
+        helpers = {id(stub): f for stub, f in intrinsics.device_functions()}
+        glob = None
+        for name in fn.__code__.co_names:
+            value = fn.__globals__.get(name)
+            if value is not None and id(value) in helpers:
+                glob = dict(fn.__globals__) if glob is None else glob
+                glob[name] = _jitted(helpers[id(value)])
+        source = fn if glob is None else types.FunctionType(
+            fn.__code__, glob, fn.__name__, fn.__defaults__, fn.__closure__)
+        twin = _TWINS[fn] = njit(nogil=True, inline="always")(source)
+    return twin
 
 
 def specialized(template, glob, name, arity):
