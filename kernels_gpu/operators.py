@@ -41,7 +41,6 @@ EDGE_BLOCKS_PER_SM = 8      # advance: enough resident threads per SM to hide la
 # the arrays are NumPy ones. tests/ptxcheck pairs this with the CPU backend, which computes.
 COMPILE_ONLY = False
 COMPILE_CC = (9, 0)
-DISPATCH = False        # launch through numba-cuda's dispatcher (slow; for checking `_Launch`)
 
 
 def functor(*args):
@@ -369,7 +368,7 @@ class Kernel:
 
     def __call__(self, grid, block, *args):
         grid = max(int(grid), 1)
-        if SIMULATED or DISPATCH:
+        if SIMULATED:
             self.dispatcher[grid, block](*args)
             return
         if COMPILE_ONLY:
