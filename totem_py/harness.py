@@ -14,7 +14,7 @@ from partitioners import auto_share, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
-from .errors import InputError, check_memory
+from .errors import AFTER_LOADING, InputError, check_stages
 
 
 TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
@@ -67,15 +67,18 @@ def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.0
 
 
 def prepare_graph(graph, algorithm):
-    """Unit weights for algorithms that need weights on an unweighted graph; reject negatives."""
+    """Unit weights for algorithms that need weights on an unweighted graph; reject negative and
+    NaN weights, naming the edge by its vertices (a file's readers name its line instead:
+    `load(..., nonnegative=True)`)."""
     if not getattr(algorithm, "needs_weights", False):
         return graph
     if graph.weights is None:
         return graph.with_weights(np.ones(graph.n_edges))
-    if graph.n_edges and graph.weights.min() < 0:
-        bad = int(np.argmax(graph.weights < 0))
-        raise InputError(f"{algorithm.name} needs non-negative weights; edge {bad} weighs "
-                         f"{graph.weights[bad]}", graph.spec or None)
+    if not np.all(graph.weights >= 0):          # NaN fails too
+        e = int(np.argmin(graph.weights >= 0))
+        u = int(np.searchsorted(graph.indptr, e, side="right") - 1)
+        raise InputError(f"{algorithm.name} needs non-negative weights; edge {u} -> "
+                         f"{graph.indices[e]} weighs {graph.weights[e]}", graph.spec or None)
     return graph
 
 
@@ -209,7 +212,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
                                               threads=threads, hub_sort=hub_sort)
         plan = plans.get(cpu_share, plan)
     if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
-        check_memory(2 * graph.nbytes, "partitioning the graph")
+        check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None, AFTER_LOADING)
         if progress:
             progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s), "
                            f"hub sort {hub_sort}")
