@@ -1,8 +1,8 @@
 """Host memory of each stage of a run, per vertex and per edge: the measurement behind the
 constants of totem_py/errors.py (`STAGE_COSTS`).
 
-For each graph size and algorithm, one fresh process writes a uniform random edge list (`.wel`
-with weights for sssp, else `.txt`), then runs the stages one after the other, as
+For each graph size, algorithm and weighting, one fresh process writes a uniform random edge list
+(`.txt`, or `.wel` with integer weights), then runs the stages one after the other, as
 `python -m totem_py.run` does:
 
   load_npz   totem_py.load(the same graph saved as .npz), and of its undirected version
@@ -15,9 +15,11 @@ with weights for sssp, else `.txt`), then runs the stages one after the other, a
 and records, per stage, its peak above what the process held when it started (the larger of the
 peak RSS, reset through /proc/self/clear_refs, and tracemalloc's peak, which counts NumPy's
 allocations whether touched or not) and what it keeps. A least-squares fit over the sizes gives
-bytes per vertex and per edge of each stage's peak and keep (the largest over the algorithms).
+bytes per vertex, per edge and fixed of each stage's peak and keep; the table printed last takes,
+coefficient by coefficient, the largest over the algorithms, for unweighted and weighted graphs
+(per stored edge for the undirected .npz, per input edge for `undirected`).
 
-    python -m experiments.memory_costs            # sizes 2**16..2**19 vertices, 2M..8M edges
+    python -m experiments.memory_costs            # 2**16 and 2**19 vertices, 1M and 4M edges
 """
 
 import argparse
@@ -34,7 +36,8 @@ import numpy as np
 ALGORITHMS = ("bfs", "pagerank", "sssp", "cc", "bc")
 # (vertices, edges): two edge counts at one vertex count and two vertex counts at one edge
 # count separate the per-vertex from the per-edge cost
-SIZES = ((1 << 16, 4 << 20), (1 << 19, 4 << 20), (1 << 19, 1 << 20), (1 << 18, 8 << 20))
+SIZES = ((1 << 16, 4 << 20), (1 << 19, 4 << 20), (1 << 19, 1 << 20))
+STAGES = ("load_npz", "load_npz_undirected", "load", "undirected", "partition", "plan", "run")
 
 
 def _status(key):
@@ -52,7 +55,7 @@ def _reset_peak():
     tracemalloc.reset_peak()
 
 
-def measure(n, m, algorithm, folder):
+def measure(n, m, algorithm, weighted, folder):
     """One process's stage table for a graph of n vertices and m edges."""
     import totem_py
     from partitioners import partition
@@ -63,7 +66,6 @@ def measure(n, m, algorithm, folder):
     src = rng.integers(0, n, m)
     dst = rng.integers(0, n, m)
     dst[0] = n - 1                       # n vertices exactly
-    weighted = algorithm == "sssp"
     path = os.path.join(folder, f"g{n}_{m}.{'wel' if weighted else 'txt'}")
     cols = [src, dst] + ([rng.integers(1, 255, m)] if weighted else [])
     np.savetxt(path, np.column_stack(cols), fmt="%d")
@@ -117,36 +119,39 @@ def fit(samples):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write every measurement here")
-    p.add_argument("--one", nargs=3, metavar=("N", "M", "ALG"), help=argparse.SUPPRESS)
+    p.add_argument("--one", nargs=4, metavar=("N", "M", "ALG", "WEIGHTED"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
+        n, m, alg, weighted = args.one
         with tempfile.TemporaryDirectory() as folder:
-            rows = measure(int(args.one[0]), int(args.one[1]), args.one[2], folder)
+            rows = measure(int(n), int(m), alg, weighted == "1", folder)
         print(json.dumps(rows))
         return 0
     table = []
-    for alg in ALGORITHMS:
-        for n, m in SIZES:
-            out = subprocess.run([sys.executable, "-m", "experiments.memory_costs", "--one",
-                                  str(n), str(m), alg], capture_output=True, text=True,
-                                 check=True)
-            rows = json.loads(out.stdout.strip().splitlines()[-1])
-            table.append(dict(algorithm=alg, n=n, m=m, stages=rows))
-            print(f"{alg:>9} n={n:>8} m={m:>8} " + "  ".join(
-                f"{s} {r['peak'] / 2**20:7.1f}/{r['keep'] / 2**20:6.1f} MiB"
-                for s, r in rows.items()), flush=True)
-    print("\nbytes per vertex, per edge (peak / keep), fit over the sizes; unweighted is the "
-          "largest over bfs, pagerank, cc, bc")
-    for stage in table[0]["stages"]:
-        for label, algs in (("unweighted", ("bfs", "pagerank", "cc", "bc")),
-                            ("weighted", ("sssp",))):
-            fits = {k: [fit([(t["n"], t["m"], t["stages"][stage][k]) for t in table
-                             if t["algorithm"] == a]) for a in algs] for k in ("peak", "keep")}
-            peak = np.max(fits["peak"], axis=0)
-            keep = np.max(fits["keep"], axis=0)
-            print(f"{stage:>9} {label:>10}: peak {peak[0]:6.1f} B/vertex {peak[1]:6.1f} B/edge"
-                  f" (+{peak[2] / 2**20:5.1f} MiB), keep {keep[0]:6.1f} B/vertex "
-                  f"{keep[1]:6.1f} B/edge")
+    for weighted in (False, True):
+        for alg in ALGORITHMS:
+            for n, m in SIZES:
+                out = subprocess.run([sys.executable, "-m", "experiments.memory_costs", "--one",
+                                      str(n), str(m), alg, str(int(weighted))],
+                                     capture_output=True, text=True, check=True)
+                rows = json.loads(out.stdout.strip().splitlines()[-1])
+                table.append(dict(algorithm=alg, weighted=weighted, n=n, m=m, stages=rows))
+                print(f"{alg:>9} {'weighted' if weighted else '':>8} n={n:>7} m={m:>7} " +
+                      " ".join(f"{s} {r['peak'] / 2**20:.1f}/{r['keep'] / 2**20:.1f}"
+                               for s, r in rows.items()), flush=True)
+    print("\nper stage: peak B/vertex, B/edge, fixed MiB; keep B/vertex, B/edge (largest fit "
+          "over the algorithms)")
+    for weighted in (False, True):
+        for stage in STAGES:
+            fits = {k: np.max([fit([(t["n"], 2 * t["m"] if stage == "load_npz_undirected"
+                                     else t["m"], t["stages"][stage][k])
+                                    for t in table if t["algorithm"] == a
+                                    and t["weighted"] == weighted])
+                               for a in ALGORITHMS], axis=0) for k in ("peak", "keep")}
+            peak, keep = fits["peak"], fits["keep"]
+            print(f"{stage:>20} {'weighted' if weighted else 'unweighted':>10}: "
+                  f"({peak[0]:5.1f}, {peak[1]:5.1f}, {max(peak[2], 0) / 2**20:5.1f}), "
+                  f"({keep[0]:5.1f}, {keep[1]:5.1f})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(table, f, indent=1)

@@ -117,8 +117,8 @@ STAGE_COSTS = {
     "plan":       ((64, 16, 16, 0),                       (32, 16, 16)),
     "run":        ((128, 16, 16, 64 << 20),               (64, 8, 8)),
 }
-LOAD_NPZ = ((0, 0, 0, 16 << 20), (8, 4, 8))     # the arrays alone, read in place
-SYMMETRY_CHECK = ((16, 32, 16, 0), (0, 0, 0))   # an undirected .npz's check (io.py)
+LOAD_NPZ = ((8, 4, 8, 16 << 20), (8, 4, 8))     # the arrays alone, read in place
+LOAD_NPZ_UNDIRECTED = ((16, 36, 16, 16 << 20), (8, 4, 8))   # and the symmetry check (io.py)
 
 
 def stage_bytes(n_vertices, n_edges, weighted, stages, costs=None):

@@ -6,8 +6,8 @@ memory whole and no Python code runs per line; the CSR is built from the parsed 
 counting sort. Bad input raises `InputError` naming the file and line; nothing is guessed.
 
 Lines end with LF, CRLF or a lone CR (classic Mac OS). A weight must be a finite number. An edge
-line has two or three columns; a `.csv` line may carry more after the weight (SNAP's signed
-networks are `SOURCE,TARGET,RATING,TIME`), which are skipped. An `.npz` marked undirected must
+line has two or three columns; a `.csv` line may carry one more after the weight (SNAP's
+signed networks are `SOURCE,TARGET,RATING,TIME`), which is skipped. An `.npz` marked undirected must
 store both directions of every edge, with equal weights.
 
 Memory is checked before anything large is allocated, from the sizes a file declares or shows
@@ -28,7 +28,7 @@ import numpy as np
 
 from kernels_cpu import parse as _parse
 
-from .errors import InputError, LOAD_NPZ, SYMMETRY_CHECK, available_memory, check_memory, \
+from .errors import LOAD_NPZ, LOAD_NPZ_UNDIRECTED, InputError, available_memory, check_memory, \
     check_stages, printable
 from .graph import Graph, index_dtype
 
@@ -71,8 +71,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
         raise InputError("is a directory, not a graph file", path)
     if not stat.S_ISREG(mode):
         kind = "a named pipe" if stat.S_ISFIFO(mode) else "a device or special file"
-        raise InputError(f"is {kind}, not a regular file: graph files are read twice over "
-                         "(format detection, then parsing) and must be regular files", path)
+        raise InputError(f"is {kind}, not a regular file: save the graph to a file first", path)
     fmt = file_format(path)
     memory = _Memory(path, undirected, then)
     try:
@@ -198,14 +197,14 @@ class _Scan:
     checking as it goes that the edges seen so far (stored twice with `mirror`) and the vertices
     (`vertices` declared, or the largest id seen) fit `memory`."""
 
-    def __init__(self, path, memory, comments=b"#%", prefix=b"", weight_mode=-1, strict=True,
+    def __init__(self, path, memory, comments=b"#%", prefix=b"", weight_mode=-1, after_weight=0,
                  one_based=False, limits=(_NO_LIMIT, _NO_LIMIT), max_edges=_NO_LIMIT,
                  nonnegative=False, mirror=False, vertices=0):
         self.path, self.memory, self.vertices = path, memory, vertices
         self.comment1, self.comment2 = comments[0], comments[-1]
         self.prefix = prefix[0] if prefix else 0
         self.weight_mode = weight_mode
-        self.strict, self.one_based = strict, one_based
+        self.after_weight, self.one_based = after_weight, one_based
         self.limits = limits
         self.max_edges = max_edges
         self.nonnegative, self.mirror = nonnegative, mirror
@@ -235,7 +234,7 @@ class _Scan:
                     w = np.empty(cap if mode != 0 else 0, np.float64)
                     k, mode_out, mx, err, eline, epos = _parse.scan_edges(
                         buf, start, end, self.comment1, self.comment2, self.prefix, mode,
-                        self.strict, self.one_based, self.limits[0], self.limits[1],
+                        self.after_weight, self.one_based, self.limits[0], self.limits[1],
                         self.max_edges - n_edges, np.iinfo(dtype).max, src, dst, w,
                         self.nonnegative)
                     if err == _parse.WIDE_ID and dtype == np.int32:
@@ -305,9 +304,9 @@ def _build(chunks, n_vertices, n_edges, weighted, mirror, path, directed):
 
 # ---------------------------------------------------------------- readers
 
-def _read_edge_list(stream, path, memory, nonnegative, weighted=None, strict=True):
+def _read_edge_list(stream, path, memory, nonnegative, weighted=None, after_weight=0):
     scan = _Scan(path, memory, comments=b"#%", weight_mode=-1 if weighted is None else 1,
-                 strict=strict, nonnegative=nonnegative)
+                 after_weight=after_weight, nonnegative=nonnegative)
     scan.messages = {
         _parse.EXTRA_COLUMN: ("unexpected third column '{token}': the first edge line has no "
                               "weight" if weighted is None else
@@ -326,9 +325,8 @@ def _read_edge_list(stream, path, memory, nonnegative, weighted=None, strict=Tru
 
 
 def _read_csv(stream, path, memory, nonnegative):
-    # columns after the weight are skipped (a third one after an unweighted first line is
-    # still an error)
-    return _read_edge_list(stream, path, memory, nonnegative, strict=False)
+    # one column after the weight is skipped (SNAP's TIME)
+    return _read_edge_list(stream, path, memory, nonnegative, after_weight=1)
 
 
 def _read_wel(stream, path, memory, nonnegative):
@@ -466,17 +464,24 @@ def _gunzip(path, memory):
     return out
 
 
-def _npy_header(archive, info):
-    """(shape, dtype) from a member's .npy header, read without reading its data."""
-    with archive.open(info) as f:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
-            raise ValueError(f".npy version {version}")
-    return shape, dtype
+def _member(archive, info, bad, header_only=False):
+    """A member's array, or with header_only its (shape, dtype) from the .npy header, read
+    without its data; bad(...) for whatever a damaged archive or member raises."""
+    try:
+        with archive.open(info) as f:
+            if not header_only:
+                return np.lib.format.read_array(f, allow_pickle=False)
+            version = np.lib.format.read_magic(f)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f".npy version {version}")
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, _, dtype = read(f)
+            return shape, dtype
+    except MemoryError:
+        raise
+    except Exception as e:
+        raise bad(f"unreadable member '{info.filename}' ({e})") from None
 
 
 def _load_npz(path, memory, nonnegative):
@@ -496,12 +501,8 @@ def _load_npz(path, memory, nonnegative):
         missing = {"format", "version", "directed", "indptr", "indices"} - set(members)
         if missing:
             raise bad(f"missing {', '.join(sorted(missing))}")
-        try:
-            heads = {k: _npy_header(archive, members[k]) for k in _NPZ_MEMBERS if k in members}
-        except MemoryError:
-            raise
-        except Exception as e:   # whatever a corrupt archive or header raises
-            raise bad(f"unreadable member header ({e})") from None
+        heads = {k: _member(archive, members[k], bad, header_only=True)
+                 for k in _NPZ_MEMBERS if k in members}
         for k in ("format", "version", "directed"):
             if heads[k][0] != () or heads[k][1].hasobject:
                 raise bad(f"'{k}' is not a single value")
@@ -517,49 +518,39 @@ def _load_npz(path, memory, nonnegative):
         for k, (shape, dtype) in heads.items():
             if members[k].file_size < int(np.prod(shape)) * dtype.itemsize:
                 raise bad(f"member '{k}' is shorter than its header declares")
-        memory.check(n_vertices, n_edges, weighted, LOAD_NPZ)
-        try:
-            values = {k: _read_member(archive, members[k]) for k in heads}
-        except MemoryError:
-            raise
-        except Exception as e:
-            raise bad(f"unreadable member ({e})") from None
+        tag, version, directed = (_member(archive, members[k], bad)
+                                  for k in ("format", "version", "directed"))
+        if str(tag) != NPZ_FORMAT:
+            raise bad(f"format tag is not '{NPZ_FORMAT}'")
+        if version.dtype.kind not in "iu" or int(version) != NPZ_VERSION:
+            raise InputError(f"unsupported {NPZ_FORMAT} version {_show(str(version).encode())} "
+                             f"(this reader knows {NPZ_VERSION})", path)
+        if directed.dtype != np.bool_:
+            raise bad("'directed' is not a boolean")
+        directed = bool(directed)
+        memory.check(n_vertices, n_edges, weighted, LOAD_NPZ if directed else LOAD_NPZ_UNDIRECTED)
+        indptr, indices = (_member(archive, members[k], bad) for k in ("indptr", "indices"))
+        weights = _member(archive, members["weights"], bad) if weighted else None
 
-    if str(values["format"]) != NPZ_FORMAT:
-        raise bad(f"format tag is not '{NPZ_FORMAT}'")
-    version = values["version"]
-    if version.dtype.kind not in "iu" or int(version) != NPZ_VERSION:
-        raise InputError(f"unsupported {NPZ_FORMAT} version {_show(str(version).encode())} "
-                         f"(this reader knows {NPZ_VERSION})", path)
-    directed = values["directed"]
-    if directed.dtype != np.bool_:
-        raise bad("'directed' is not a boolean")
-    indptr, indices, weights = values["indptr"], values["indices"], values.get("weights")
     if indptr[0] != 0 or indptr[-1] != indices.size or np.any(indptr[1:] < indptr[:-1]):
         raise bad("'indptr' is not a non-decreasing offset array from 0 to len(indices)")
     if indices.size and (indices.min() < 0 or indices.max() >= n_vertices):
         raise bad(f"'indices' has ids outside 0..{n_vertices - 1}")
-    graph = Graph(indptr, indices, weights, spec=path, directed=bool(directed))
+    graph = Graph(indptr, indices, weights, spec=path, directed=directed)
     if weights is not None:
         finite = np.isfinite(weights)
         if not finite.all():
-            u, v = _edge(graph, int(np.argmin(finite)))
-            raise bad(f"the weight of edge {u} -> {v} ({weights[int(np.argmin(finite))]}) is "
-                      "not a finite number")
+            e = int(np.argmin(finite))
+            u, v = _edge(graph, e)
+            raise bad(f"the weight of edge {u} -> {v} ({weights[e]}) is not a finite number")
         if nonnegative and weights.size and weights.min() < 0:
             e = int(np.argmin(weights))
             u, v = _edge(graph, e)
             raise InputError(f"the weight of edge {u} -> {v} ({weights[e]}) is negative "
                              "(shortest paths need weights >= 0)", path)
-    if not graph.directed:
-        memory.check(n_vertices, n_edges, weighted, SYMMETRY_CHECK)
+    if not directed:
         _check_symmetric(graph, bad)
     return graph
-
-
-def _read_member(archive, info):
-    with archive.open(info) as f:
-        return np.lib.format.read_array(f, allow_pickle=False)
 
 
 def _edge(graph, e):
