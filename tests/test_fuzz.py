@@ -105,13 +105,8 @@ def mutate(rng, name, data):
     body = [i for i, ln in enumerate(lines) if ln and ln[:1] not in b"#%cp"]
     i = int(rng.choice(body)) if body else 0
     fields = lines[i].replace(b"\t", b" ").replace(b",", b" ").split()
-    if kind == 0:
-        return name, data[:int(rng.integers(0, len(data) + 1))], "truncated"
-    if kind == 1:
-        b = bytearray(data)
-        for _ in range(int(rng.integers(1, 4))):
-            b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
-        return name, bytes(b), "bytes flipped"
+    if kind < 2:
+        return _damage(rng, name, data, kind)
     if kind == 2 and len(fields) >= 2:
         a, c = rng.choice(len(fields), 2, replace=False)
         fields[a], fields[c] = fields[c], fields[a]
@@ -159,15 +154,20 @@ def mutate(rng, name, data):
     return name, b"\n".join(lines), "separators changed"
 
 
-def _mutate_npz(rng, name, data):
-    kind = rng.integers(0, 5)
+def _damage(rng, name, data, kind):
+    """Kind 0: truncated at a random byte; 1: one to three bytes replaced at random."""
     if kind == 0:
         return name, data[:int(rng.integers(0, len(data) + 1))], "truncated"
-    if kind == 1:
-        b = bytearray(data)
-        for _ in range(int(rng.integers(1, 4))):
-            b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
-        return name, bytes(b), "bytes flipped"
+    b = bytearray(data)
+    for _ in range(int(rng.integers(1, 4))):
+        b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+    return name, bytes(b), "bytes flipped"
+
+
+def _mutate_npz(rng, name, data):
+    kind = rng.integers(0, 5)
+    if kind < 2:
+        return _damage(rng, name, data, kind)
     with np.load(io.BytesIO(data)) as z:
         arrays = {k: z[k] for k in z.files}
     if kind == 2:

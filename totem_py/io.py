@@ -268,7 +268,8 @@ class _Scan:
             p.ONE_COLUMN: "only one column: an edge line needs a source and a target id",
             p.BAD_WEIGHT: "weight '{token}' is not a number",
             p.NONFINITE_WEIGHT: "weight '{token}' is not a finite number",
-            p.NEGATIVE_WEIGHT: "negative weight '{token}' (shortest paths need weights >= 0)",
+            p.NEGATIVE_WEIGHT: "negative weight '{token}' (shortest paths need non-negative "
+                               "weights)",
             p.NO_WEIGHT: "missing weight (third column)",
             p.EXTRA_COLUMN: "unexpected extra column '{token}'",
             p.AFTER_WEIGHT: "unexpected column '{token}' after the weight: an edge line is "
@@ -547,7 +548,7 @@ def _load_npz(path, memory, nonnegative):
             e = int(np.argmin(weights))
             u, v = _edge(graph, e)
             raise InputError(f"the weight of edge {u} -> {v} ({weights[e]}) is negative "
-                             "(shortest paths need weights >= 0)", path)
+                             "(shortest paths need non-negative weights)", path)
     if not directed:
         _check_symmetric(graph, bad)
     return graph
