@@ -102,50 +102,64 @@ def check_memory(nbytes, what, path=None, available=None):
                          path)
 
 
-# Host bytes of each stage of a run, per vertex, per edge and per weighted edge (the weight's
-# share), as (peak above what the stage started from, what it keeps for the stages after it),
-# plus a fixed peak. Measured by `python -m experiments.memory_costs` (uniform random graphs of
-# 2**16..2**19 vertices and 1M..8M edges, emulated device, the largest fit over bfs, pagerank,
-# cc, bc and sssp).
-STAGES = ("load", "undirected", "partition", "plan", "run")
-AFTER_LOADING = ("partition", "plan", "run")
+# Host bytes of each stage of a run, for an unweighted and a weighted graph: ((peak above what
+# the stage starts from: per vertex, per edge, fixed), (what it keeps for the stages after it: per
+# vertex, per edge)). Edges are the stage's input edges (an undirected .npz: the stored ones).
+# "plan:VIEW" builds the partitions' local CSRs of one view, "run:ALG" runs one algorithm.
+# Measured by `python -m experiments.memory_costs` on the 2-core machine, emulated device
+# (docs/results/memory_costs_2core.txt): each figure the largest over the algorithms.
 STAGE_COSTS = {
-    #              peak: vertex, edge, weight, fixed      keep: vertex, edge, weight
-    "load":       ((8, 16, 16, 64 << 20),                 (8, 4, 8)),
-    "undirected": ((8, 16, 16, 0),                        (8, 4, 8)),
-    "partition":  ((64, 0, 0, 0),                         (16, 0, 0)),
-    "plan":       ((64, 16, 16, 0),                       (32, 16, 16)),
-    "run":        ((128, 16, 16, 64 << 20),               (64, 8, 8)),
+    "load_npz":            (((9, 6, 1 << 20), (9, 4)), ((9, 17, 1 << 20), (9, 13))),
+    "load_npz_undirected": (((9, 35, 1 << 20), (9, 5)), ((9, 52, 1 << 20), (9, 13))),
+    "load":                (((15, 28, 32 << 20), (9, 4)), ((15, 31, 32 << 20), (9, 12))),
+    "undirected":          (((23, 25, 17 << 20), (9, 8)), ((23, 57, 17 << 20), (9, 25))),
+    "partition":           (((57, 0, 2 << 20), (17, 0)), ((57, 0, 2 << 20), (17, 1))),
+    "plan:out":            (((58, 6, 0), (28, 6)), ((58, 14, 0), (28, 14))),
+    "plan:in":             (((65, 10, 0), (35, 10)), ((65, 26, 0), (35, 26))),
+    "plan:both":           (((51, 22, 9 << 20), (36, 17)), ((51, 51, 20 << 20), (36, 49))),
+    "run:bfs":             (((122, 11, 0), (105, 10)), ((122, 11, 0), (105, 10))),
+    "run:pagerank":        (((105, 9, 0), (75, 9)), ((105, 17, 0), (75, 17))),
+    "run:sssp":            (((196, 34, 0), (179, 34)), ((162, 15, 0), (145, 14))),
+    "run:cc":              (((212, 12, 0), (183, 12)), ((212, 20, 0), (183, 20))),
+    "run:bc":              (((171, 10, 0), (156, 10)), ((171, 10, 0), (156, 10))),
 }
-LOAD_NPZ = ((8, 4, 8, 16 << 20), (8, 4, 8))     # the arrays alone, read in place
-LOAD_NPZ_UNDIRECTED = ((16, 36, 16, 16 << 20), (8, 4, 8))   # and the symmetry check (io.py)
+_WORK = {"load": "loading", "load_npz": "loading", "load_npz_undirected": "loading",
+         "undirected": "symmetrising", "partition": "partitioning", "plan": "planning",
+         "run": "running"}
 
 
-def stage_bytes(n_vertices, n_edges, weighted, stages, costs=None):
-    """Peak host bytes of running `stages` (names of STAGE_COSTS, in order) on a graph of this
-    size: the largest, over the stages, of what the earlier ones keep plus the stage's peak.
-    After "undirected" the later stages see twice the edges. `costs` replaces some stages'."""
-    costs = dict(STAGE_COSTS, **(costs or {}))
+def _costs(stage, weighted):
+    """A stage's figures; a kind alone ("run") or an unmeasured one ("run:khop"): the largest of
+    that kind's."""
+    if stage in STAGE_COSTS:
+        return STAGE_COSTS[stage][weighted]
+    kind = stage.split(":")[0]
+    rows = [c[weighted] for s, c in STAGE_COSTS.items() if s.split(":")[0] == kind]
+    return tuple(tuple(max(x) for x in zip(*parts)) for parts in zip(*rows))
+
+
+def stage_bytes(n_vertices, n_edges, weighted, stages):
+    """Peak host bytes of running `stages` (keys of STAGE_COSTS, or their kinds) in order on a
+    graph of this size: the largest, over the stages, of what the earlier ones keep plus the
+    stage's peak. After "undirected" the later stages see twice the edges."""
     kept = peak = 0
-    m, w = n_edges, n_edges if weighted else 0
+    m = n_edges
     for stage in stages:
-        (pv, pe, pw, fixed), (kv, ke, kw) = costs[stage]
-        peak = max(peak, kept + pv * n_vertices + pe * m + pw * w + fixed)
-        kept += kv * n_vertices + ke * m + kw * w
+        (pv, pe, fixed), (kv, ke) = _costs(stage, bool(weighted))
+        peak = max(peak, kept + pv * n_vertices + pe * m + fixed)
+        kept += kv * n_vertices + ke * m
         if stage == "undirected":
-            m, w = 2 * m, 2 * w
+            m *= 2
     return int(peak)
 
 
-def check_stages(n_vertices, n_edges, weighted, stages, path=None, available=None, costs=None):
+def check_stages(n_vertices, n_edges, weighted, stages, path=None, available=None):
     """InputError, with the figures in GiB, if `stages` on a graph of this size need more host
     memory than is available (`available`: measured before the first stage began)."""
-    need = stage_bytes(n_vertices, n_edges, weighted, stages, costs)
+    need = stage_bytes(n_vertices, n_edges, weighted, stages)
     avail = available_memory() if available is None else available
     if avail is not None and need > avail:
-        work = {"load": "loading", "undirected": "symmetrising", "partition": "partitioning",
-                "plan": "planning", "run": "running"}
-        steps = [work.get(s, s) for s in stages]
+        steps = list(dict.fromkeys(_WORK[s.split(":")[0]] for s in stages))
         doing = ", ".join(steps[:-1]) + " and " + steps[-1] if len(steps) > 1 else steps[0]
         raise InputError(f"{doing} a graph of {n_vertices} vertices and {n_edges} edges needs "
                          f"about {gib(need)} GiB, {gib(avail)} GiB available", path)

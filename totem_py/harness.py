@@ -14,7 +14,7 @@ from partitioners import auto_share, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
-from .errors import AFTER_LOADING, InputError, check_stages
+from .errors import InputError, check_stages
 
 
 TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
@@ -80,6 +80,14 @@ def prepare_graph(graph, algorithm):
         raise InputError(f"{algorithm.name} needs non-negative weights; edge {u} -> "
                          f"{graph.indices[e]} weighs {graph.weights[e]}", graph.spec or None)
     return graph
+
+
+def memory_stages(alg, directed=True):
+    """The stages after loading whose host memory errors.check_stages counts for `alg` (an
+    Algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
+    undirected graph), its run."""
+    views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
+    return ("partition",) + tuple(f"plan:{v}" for v in views) + (f"run:{alg.name}",)
 
 
 def traversed_edges(name, graph, values, records, sources):
@@ -212,7 +220,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
                                               threads=threads, hub_sort=hub_sort)
         plan = plans.get(cpu_share, plan)
     if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
-        check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None, AFTER_LOADING)
+        check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None,
+                     memory_stages(alg, graph.directed))
         if progress:
             progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s), "
                            f"hub sort {hub_sort}")

@@ -13,8 +13,8 @@ store both directions of every edge, with equal weights.
 Memory is checked before anything large is allocated, from the sizes a file declares or shows
 while it is read: the largest vertex id and the edge count of a text file as it streams, the size
 lines of Matrix Market and DIMACS files, the array headers inside an `.npz` (never the compressed
-size). `then` names the stages that follow loading (errors.STAGES), so that a run is refused
-before its graph is built when partitioning and running it would not fit.
+size). `then` names the stages that follow loading (errors.STAGE_COSTS), so that a run is
+refused before its graph is built when partitioning and running it would not fit.
 """
 
 import gzip
@@ -28,8 +28,7 @@ import numpy as np
 
 from kernels_cpu import parse as _parse
 
-from .errors import LOAD_NPZ, LOAD_NPZ_UNDIRECTED, InputError, available_memory, check_memory, \
-    check_stages, printable
+from .errors import InputError, available_memory, check_memory, check_stages, printable
 from .graph import Graph, index_dtype
 
 FORMATS = {".txt": "edgelist", ".el": "edgelist", ".csv": "csv", ".tsv": "edgelist",
@@ -58,7 +57,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
     """Read a graph file. `undirected=True` adds the reverse of every edge (`--undirected`);
     a graph that already stores both directions (symmetric Matrix Market) is returned as is.
     `nonnegative=True` refuses a negative weight, naming its line (shortest paths need none).
-    `then`: the stages after loading (errors.STAGES) whose host memory is checked with the
+    `then`: the stages after loading (errors.STAGE_COSTS) whose host memory is checked with the
     loading's, before the graph is built."""
     path = os.fspath(path)
     try:
@@ -98,9 +97,10 @@ class _Memory:
         self.stages = ("load",) + (("undirected",) if undirected else ()) + tuple(then)
         self.available = available_memory()
 
-    def check(self, n_vertices, n_edges, weighted, load_costs=None):
-        check_stages(n_vertices, n_edges, weighted, self.stages, self.path, self.available,
-                     None if load_costs is None else {"load": load_costs})
+    def check(self, n_vertices, n_edges, weighted, load="load"):
+        """`load`: the loading stage's name in errors.STAGE_COSTS."""
+        check_stages(n_vertices, n_edges, weighted, (load,) + self.stages[1:], self.path,
+                     self.available)
 
 
 def _open(path):
@@ -529,7 +529,8 @@ def _load_npz(path, memory, nonnegative):
         if directed.dtype != np.bool_:
             raise bad("'directed' is not a boolean")
         directed = bool(directed)
-        memory.check(n_vertices, n_edges, weighted, LOAD_NPZ if directed else LOAD_NPZ_UNDIRECTED)
+        memory.check(n_vertices, n_edges, weighted, "load_npz" if directed else
+                     "load_npz_undirected")
         indptr, indices = (_member(archive, members[k], bad) for k in ("indptr", "indices"))
         weights = _member(archive, members["weights"], bad) if weighted else None
 

@@ -149,10 +149,10 @@ def _share(text):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    from .algorithms import ALGORITHMS
     from .backend import resolve_device
-    from .errors import AFTER_LOADING
     from .generators import graph_from_spec
-    from .harness import run
+    from .harness import memory_stages, run
     from .progress import Progress
 
     device = resolve_device(args.device)
@@ -165,7 +165,8 @@ def main(argv=None):
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
                             weighted=args.algorithm == "sssp",
-                            nonnegative=args.algorithm == "sssp", then=AFTER_LOADING)
+                            nonnegative=args.algorithm == "sssp",
+                            then=memory_stages(ALGORITHMS[args.algorithm]))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                  gpus=args.gpus, device=args.device, source=args.source,
