@@ -172,7 +172,7 @@ def main(argv=None):
     print("\nSTAGE_COSTS: stage: unweighted, weighted; each ((peak B/vertex, B/edge, fixed B), "
           "(keep B/vertex, B/edge))")
     for stage, c in costs.items():
-        print(f"    {stage + ':':<22} ({c[False]}, {c[True]}),")
+        print(f"    {chr(34) + stage + chr(34) + ':':<22} ({c[False]}, {c[True]}),")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(prov, measurements=table,

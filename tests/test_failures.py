@@ -239,7 +239,7 @@ def test_zip_bomb_npz_is_refused_from_its_declared_sizes(tmp_path):
               "GiB available")
 
 
-def test_gzip_stream_is_counted_as_it_grows(tmp_path):
+def test_gzip_stream_is_counted_as_it_grows(tmp_path, monkeypatch):
     """400 MB of '0 1' lines in a 1 MB gzip: refused while streaming, with real figures."""
     path = tmp_path / "yes.txt.gz"
     block = b"0 1\n" * (1 << 20)
@@ -250,6 +250,14 @@ def test_gzip_stream_is_counted_as_it_grows(tmp_path):
     line = one_error(run_quiet("--graph", path, limit=2 << 30, timeout=300), 2, str(path),
                      "GiB available")
     assert "needs about 0.0 GiB" not in line and " 0 GiB" not in line
+    # the reader stops counting edges long before the end of the stream
+    from totem_py import io as tio
+    monkeypatch.setattr(tio, "available_memory", lambda: 256 << 20)
+    with pytest.raises(InputError, match=r"loading a graph of 2 vertices and (\d+) edges needs "
+                                         r"about 0\.\d+ GiB, 0.25 GiB available") as info:
+        load(path)
+    edges = int(str(info.value).split(" and ")[1].split()[0])
+    assert edges < 30_000_000
 
 
 def test_partitioning_a_generated_graph_is_checked(monkeypatch):
