@@ -193,7 +193,8 @@ def by_degree(degree, descending=True):
 
 def check_gpus(gpus, n_vertices):
     """`gpus` if it is from 0 to the vertex count (at least 1), else an InputError naming --gpus:
-    more GPU partitions than vertices could only be empty, and each costs time."""
+    more GPU partitions than vertices could only be empty, and splitting costs time per GPU
+    partition (the command checks it; `partition` itself drops empty partitions)."""
     if gpus < 0:
         raise InputError(f"--gpus must be >= 0, got {gpus}")
     if gpus > max(n_vertices, 1):
@@ -205,7 +206,6 @@ def auto_share(graph, strategy, gpus, budget, bytes_per_edge, seed=0):
     """TOTEM's rule: the smallest CPU share that leaves each of `gpus` GPU partitions at most
     `budget` bytes of graph data (rows of 8 bytes, edges of `bytes_per_edge`), so the GPUs take
     as many edges as fit. Returns a share in [0, 1]."""
-    check_gpus(gpus, graph.n_vertices)
     n = graph.n_vertices
     if n == 0 or gpus == 0:
         return 1.0
@@ -344,7 +344,7 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
         raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if not 0.0 <= cpu_share <= 1.0:
         raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
-    if check_gpus(gpus, graph.n_vertices) == 0 and cpu_share < 1.0:
+    if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
         raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
     check_hub_sort(hub_sort)
     if ranks < 1:
@@ -397,7 +397,6 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
     if strategy not in STRATEGIES:
         raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     g, n = graph, graph.n_vertices
-    check_gpus(gpus, n)
     order = _order(g, strategy, seed)
     degree = g.out_degree
     cum = np.cumsum(degree[order])

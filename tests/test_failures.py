@@ -394,17 +394,14 @@ def test_undirected_npz_must_be_symmetric(tmp_path):
 
 # ---------------------------------------------------------------- 6. GPU count
 
-def test_gpu_count_is_bounded_by_the_vertex_count(tmp_path):
+def test_gpu_count_is_bounded_by_the_vertex_count():
     one_error(run_quiet("--graph", "rmat:8", "--gpus", 100000000, timeout=60), 2,
               "--gpus 100000000 is more than the graph's 256 vertices")
-    from partitioners import partition
-    from partitioners.plan import estimate_stats
+    import totem_py
     g = generate("rmat:4")
-    with pytest.raises(InputError, match="--gpus 17"):
-        partition(g, "HIGH", 1.0, 17)
-    with pytest.raises(InputError, match="--gpus 17"):
-        estimate_stats(g, "HIGH", [0.5], 17)
-    assert partition(g, "HIGH", 0.0, 16).n_partitions <= 16
+    with pytest.raises(InputError, match="--gpus 17 is more than the graph's 16 vertices"):
+        totem_py.run(g, "bfs", gpus=17, device="emulated")
+    assert totem_py.run(g, "bfs", gpus=16, device="emulated", verify=True).metrics["verified"]
 
 
 # ---------------------------------------------------------------- 7. exit codes of option values
@@ -443,11 +440,13 @@ def test_deeply_nested_profile_names_the_file(tmp_path):
     one_error(run_quiet(*STREAMED, env={"TOTEM_PROFILE": str(path)}), 2, str(path))
 
 
-def test_threads_under_mpi_exits_2():
+def test_option_values_under_mpi_exit_2():
     from test_mpi import _one_error_line, launch
-    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:6", "--threads", "-1", timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "--threads must be at least 1")
+    for args, words in ((("--threads", "-1"), "--threads must be at least 1"),
+                        (("--gpus", "100000000"), "--gpus 100000000 is more than")):
+        proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:6", *args, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        _one_error_line(proc, words)
 
 
 # ---------------------------------------------------------------- 8. the PageRank verifier

@@ -87,7 +87,7 @@ def run_ranks(argv, comm):
 
     from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, node_place, scatter_plan
-    from partitioners import partition as make_plan
+    from partitioners import check_gpus, partition as make_plan
 
     from .backend import resolve_device
     from .errors import check_memory
@@ -134,6 +134,7 @@ def run_ranks(argv, comm):
         alg, source = make_algorithm(args.algorithm, graph, args.source, args.iterations,
                                      args.seed, args.tolerance)
         graph = prepare_graph(graph, alg)
+        check_gpus(args.gpus, graph.n_vertices)
         cpu_share = share
         if share == "auto":
             # every rank's GPU partitions together hold (1 - share) of the edges, as with

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bsp import Algorithm, EdgeOptions, Engine
-from partitioners import auto_share, check_hub_sort, partition as make_plan
+from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
@@ -208,6 +208,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     check_hub_sort(hub_sort)
     alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance)
     graph = prepare_graph(graph, alg)
+    check_gpus(gpus, graph.n_vertices)
     strategy = partition
     auto = cpu_share == "auto"
     if auto:
