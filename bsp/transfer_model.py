@@ -300,7 +300,7 @@ def load_profile(path=None, warn=True):
                          path) from None
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:     # RecursionError: nesting too deep
         raise InputError(f"malformed transfer profile: not JSON ({exc}); write a new one with "
                          f"{CALIBRATE}", path) from None
     return Profile.from_json(data, path)

@@ -7,6 +7,8 @@ an error code, the line (counted from the chunk start) and the byte offset of th
 counting sort (`count_rows`, `scatter_rows`), so every row keeps the file's edge order.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -24,6 +26,9 @@ ID_BEYOND_SIZE = 9  # beyond the size declared in the header
 TOO_MANY = 10       # more entries than the header declares
 BAD_LINE = 11       # line does not start with the required prefix (DIMACS 'a')
 WIDE_ID = 12        # id does not fit the output dtype: the caller rescans with int64 arrays
+NONFINITE_WEIGHT = 13   # a weight too large for a double (1e400)
+NEGATIVE_WEIGHT = 14    # a negative weight where the caller asked for none
+AFTER_WEIGHT = 15       # more columns after the weight than allowed
 
 _ID_CAP = 100_000_000_000_000_000  # ids stop growing past this (no int64 overflow)
 _MANT_CAP = 100_000_000_000_000_000
@@ -140,15 +145,16 @@ def _parse_float(buf, i, end):
 
 
 @njit(cache=True, nogil=True)
-def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, strict, one_based,
-               limit1, limit2, max_edges, store_max, src, dst, weights):
+def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_weight, one_based,
+               limit1, limit2, max_edges, store_max, src, dst, weights, nonnegative=False):
     """Parse the edge lines of buf[start:end] into src, dst (and weights).
 
     comment1/comment2: first bytes of comment lines; prefix: required first byte of an edge line (0:
     none); weight_mode: 1 the third column is a required weight, 0 there is none, -1 decide from the
-    first edge line; strict: reject columns past the last expected one (else ignore them);
+    first edge line; after_weight: how many columns may follow the weight (skipped);
     one_based: ids start at 1 and are shifted to 0; limit1/limit2: ids (0-based) must be below these;
-    max_edges: more edges is an error; store_max: largest id src/dst can hold.
+    max_edges: more edges is an error; store_max: largest id src/dst can hold; nonnegative: a
+    negative weight is an error. A weight must be finite.
     Returns (n_edges, weight_mode, max_id, error, error_line, error_pos).
     """
     i = start
@@ -203,12 +209,17 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, strict,
             w, i, ok = _parse_float(buf, i, end)
             if not ok:
                 return k, weight_mode, max_id, BAD_WEIGHT, line, tok
+            if not math.isfinite(w):
+                return k, weight_mode, max_id, NONFINITE_WEIGHT, line, tok
+            if nonnegative and w < 0:
+                return k, weight_mode, max_id, NEGATIVE_WEIGHT, line, tok
             i = _skip_blanks(buf, i, end)
-            if not _at_end(buf, i, end):
-                if strict:
-                    return k, weight_mode, max_id, EXTRA_COLUMN, line, i
-                while i < end and buf[i] != 10:
+            for _ in range(after_weight):
+                while i < end and buf[i] != 10 and not _is_blank(buf[i]):
                     i += 1
+                i = _skip_blanks(buf, i, end)
+            if not _at_end(buf, i, end):
+                return k, weight_mode, max_id, AFTER_WEIGHT, line, i
 
         if k >= max_edges:
             return k, weight_mode, max_id, TOO_MANY, line, line_start

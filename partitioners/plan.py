@@ -191,6 +191,17 @@ def by_degree(degree, descending=True):
     return key % n
 
 
+def check_gpus(gpus, n_vertices):
+    """`gpus` if it is from 0 to the vertex count (at least 1), else an InputError naming --gpus:
+    more GPU partitions than vertices could only be empty, and splitting costs time per GPU
+    partition (the command checks it; `partition` itself drops empty partitions)."""
+    if gpus < 0:
+        raise InputError(f"--gpus must be >= 0, got {gpus}")
+    if gpus > max(n_vertices, 1):
+        raise InputError(f"--gpus {gpus} is more than the graph's {n_vertices} vertices")
+    return gpus
+
+
 def auto_share(graph, strategy, gpus, budget, bytes_per_edge, seed=0):
     """TOTEM's rule: the smallest CPU share that leaves each of `gpus` GPU partitions at most
     `budget` bytes of graph data (rows of 8 bytes, edges of `bytes_per_edge`), so the GPUs take

@@ -3,7 +3,9 @@
     python -m totem_py.convert IN OUT.npz [--undirected]
 
 Bad input or usage prints one line, `error: ...`, and exits with 2 (DESIGN.md). The output is
-written to a temporary file and renamed, so an interrupted run leaves no half-written file.
+checked before the input is read and written as totem_py/outputs.py writes every output: never
+over the input, through a temporary file renamed at the end, so an interrupted run leaves no
+half-written file.
 """
 
 import argparse
@@ -11,7 +13,8 @@ import sys
 
 from .errors import InputError
 from .generators import graph_from_spec
-from .io import save_npz
+from .io import npz_writer
+from .outputs import Outputs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,11 +34,9 @@ def main(argv=None):
     try:
         if not args.output.endswith(".npz"):
             raise InputError("the output file name must end in .npz", args.output)
+        output = Outputs([("the output", args.output)], inputs=[args.input])
         graph = graph_from_spec(args.input, undirected=args.undirected)
-        try:
-            save_npz(graph, args.output)
-        except OSError as e:
-            raise InputError(f"cannot write: {e.strerror or e}", args.output) from None
+        output.write([npz_writer(graph)])
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -45,4 +46,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .run import exit_code      # anything but bad input: one line and exit 1
+    sys.exit(exit_code(main))

@@ -20,15 +20,12 @@ Imported only when the launcher's environment says there are several ranks; it i
 
 import contextlib
 import io
-import json
 import os
 import socket
 import statistics
 import sys
 import time
 import traceback
-
-import numpy as np
 
 from .errors import InputError, VerificationError
 from .harness import MOVED, transfer_ratios
@@ -90,15 +87,15 @@ def run_ranks(argv, comm):
 
     from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, node_place, scatter_plan
-    from partitioners import check_hub_sort, partition as make_plan
+    from partitioners import check_gpus, partition as make_plan
 
     from .backend import resolve_device
     from .errors import check_memory
     from .generators import graph_from_spec
-    from .harness import (TRANSFERS, choose_share, gpu_budget, make_algorithm, prepare_graph,
+    from .harness import (choose_share, gpu_budget, make_algorithm, prepare_graph,
                           placed_bytes, transfer_counts, traversed_edges)
     from .progress import Progress
-    from .run import _atomic_write, _share, build_parser, parse_bytes, print_report
+    from .run import build_parser, check_options, output_files, print_report, write_outputs
 
     root = comm.rank == 0
     ranks = comm.size
@@ -112,28 +109,13 @@ def run_ranks(argv, comm):
 
     def options():
         resolve_device(device)            # a rank without a GPU cannot run --device gpu
-        share = _share(args.cpu_share or ("auto" if device == "gpu" else "0.5"))
-        if args.gpus < 0:
-            raise InputError(f"--gpus must be >= 0, got {args.gpus}")
-        check_hub_sort(args.hub_sort)
-        budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
-        if args.transfer not in TRANSFERS:
-            raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, "
-                             f"not {args.transfer!r}")
-        chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes")
-        if chunk < 64:
-            raise InputError(f"--chunk-bytes must be at least 64, got {chunk}")
-        cache = parse_bytes(args.gpu_cache, "--gpu-cache")
-        if args.mpi_timeout is not None and args.mpi_timeout <= 0:
-            raise InputError(f"--mpi-timeout must be a positive number of seconds, "
-                             f"got {args.mpi_timeout}")
-        return share, budget, chunk, cache
+        return check_options(args, device)
     share, budget, chunk, cache = collective(comm, options)
     node_size = node_place(comm)[1]
     threads = args.threads or default_threads(node_size)
     numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
     progress = Progress(enabled=False if (args.quiet or not root) else None)
-    if not root:        # a missing transfer profile is said once, by rank 0
+    if not root or args.quiet:        # a missing transfer profile is said once, by rank 0
         from bsp.transfer_model import without_warning
         without_warning()
     strategy = args.partition.upper()
@@ -152,6 +134,7 @@ def run_ranks(argv, comm):
         alg, source = make_algorithm(args.algorithm, graph, args.source, args.iterations,
                                      args.seed, args.tolerance)
         graph = prepare_graph(graph, alg)
+        check_gpus(args.gpus, graph.n_vertices)
         cpu_share = share
         if share == "auto":
             # every rank's GPU partitions together hold (1 - share) of the edges, as with
@@ -164,6 +147,7 @@ def run_ranks(argv, comm):
         plan = make_plan(graph, strategy, cpu_share, args.gpus, args.seed, ranks=ranks,
                          hub_sort=args.hub_sort)
         return graph, alg, source, plan, plan.stats(), cpu_share
+    outputs = collective(comm, lambda: output_files(args), root_only=True)   # before loading
     loaded = collective(comm, load, root_only=True)
     graph, alg, source, plan, stats, cpu_share = loaded if root else (None,) * 6
     alg, source, cpu_share = comm.bcast((alg, source, cpu_share) if root else None)
@@ -220,10 +204,7 @@ def run_ranks(argv, comm):
             verified = True
         m = metrics(args, graph, alg, source, strategy, cpu_share, share == "auto", device, stats,
                     everyone, values, prepare_s, verified, traversed_edges)
-        if args.output:
-            _atomic_write(args.output, lambda f: np.save(f, values))
-        if args.json:
-            _atomic_write(args.json, lambda f: f.write(json.dumps(m, indent=1).encode()))
+        write_outputs(outputs, args, values, m)
         if not args.quiet:
             print_report(m)
             print_ranks(m)

@@ -138,12 +138,16 @@ def _clean_csr(kind, scale, edge_factor, seed, undirected):
     return new_indptr, new_indices
 
 
-def graph_from_spec(spec, seed=0, undirected=False, weighted=False):
+def graph_from_spec(spec, seed=0, undirected=False, weighted=False, **load_options):
     """`--graph SPEC`: a generator spec (rmat:..., uniform:...) or a file. `weighted` applies to
-    generated graphs; a file's weights come from the file."""
+    generated graphs; a file's weights come from the file, read by `totem_py.io.load` with
+    `load_options`. A spec with a colon is a file when it names one or ends in a graph file's
+    extension (`my:graph.txt`), else a generator."""
     spec = os.fspath(spec)
     head = spec.split(":", 1)[0].lower()
-    if ":" in spec and (head in GENERATORS or ("/" not in spec and not os.path.exists(spec))):
+    from .io import FORMATS, load
+    looks_like_file = os.path.exists(spec) or "/" in spec or any(
+        spec.lower().removesuffix(".gz").endswith(ext) for ext in FORMATS)
+    if ":" in spec and (head in GENERATORS or not looks_like_file):
         return generate(spec, seed=seed, undirected=undirected, weighted=weighted)
-    from .io import load
-    return load(spec, undirected=undirected)
+    return load(spec, undirected=undirected, **load_options)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from bsp import Algorithm, EdgeOptions, Engine
-from partitioners import auto_share, check_hub_sort, partition as make_plan
+from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
-from .errors import InputError, check_memory
+from .errors import InputError, check_stages
 
 
 TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
@@ -67,16 +67,27 @@ def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.0
 
 
 def prepare_graph(graph, algorithm):
-    """Unit weights for algorithms that need weights on an unweighted graph; reject negatives."""
+    """Unit weights for algorithms that need weights on an unweighted graph; reject negative and
+    NaN weights, naming the edge by its vertices (a file's readers name its line instead:
+    `load(..., nonnegative=True)`)."""
     if not getattr(algorithm, "needs_weights", False):
         return graph
     if graph.weights is None:
         return graph.with_weights(np.ones(graph.n_edges))
-    if graph.n_edges and graph.weights.min() < 0:
-        bad = int(np.argmax(graph.weights < 0))
-        raise InputError(f"{algorithm.name} needs non-negative weights; edge {bad} weighs "
-                         f"{graph.weights[bad]}", graph.spec or None)
+    if not np.all(graph.weights >= 0):          # NaN fails too
+        e = int(np.argmin(graph.weights >= 0))
+        u = int(np.searchsorted(graph.indptr, e, side="right") - 1)
+        raise InputError(f"{algorithm.name} needs non-negative weights; edge {u} -> "
+                         f"{graph.indices[e]} weighs {graph.weights[e]}", graph.spec or None)
     return graph
+
+
+def memory_stages(alg, directed=True):
+    """The stages after loading whose host memory errors.check_stages counts for `alg` (an
+    Algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
+    undirected graph), its run."""
+    views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
+    return ("partition",) + tuple(f"plan:{v}" for v in views) + (f"run:{alg.name}",)
 
 
 def traversed_edges(name, graph, values, records, sources):
@@ -197,6 +208,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     check_hub_sort(hub_sort)
     alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance)
     graph = prepare_graph(graph, alg)
+    check_gpus(gpus, graph.n_vertices)
     strategy = partition
     auto = cpu_share == "auto"
     if auto:
@@ -209,7 +221,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
                                               threads=threads, hub_sort=hub_sort)
         plan = plans.get(cpu_share, plan)
     if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
-        check_memory(2 * graph.nbytes, "partitioning the graph")
+        check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None,
+                     memory_stages(alg, graph.directed))
         if progress:
             progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s), "
                            f"hub sort {hub_sort}")

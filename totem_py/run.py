@@ -7,6 +7,7 @@ command runs across the ranks (totem_py.distributed).
 
 import argparse
 import json
+import math
 import os
 import sys
 import types
@@ -23,16 +24,24 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def parse_bytes(text, option="--gpu-memory"):
-    """'4G', '512M', '1.5e9' -> bytes."""
+MAX_BYTES = 2**62
+
+
+def parse_bytes(text, option="--gpu-memory", least=0):
+    """'4G', '512M', '1.5e9' -> bytes, at least `least` and below 4 EiB (InputError naming
+    `option` and the text as given otherwise)."""
     units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
     t = text.strip().upper().rstrip("B").rstrip("I")
+    scale = units.get(t[-1:], 1)
     try:
-        if t and t[-1] in units:
-            return int(float(t[:-1]) * units[t[-1]])
-        return int(float(t))
+        value = float(t[:-1] if scale > 1 else t) * scale
     except ValueError:
         raise InputError(f"{option}: cannot read {text!r} as a size (e.g. 4G, 512M)") from None
+    if not math.isfinite(value) or value >= MAX_BYTES:
+        raise InputError(f"{option}: {text!r} is not a finite size below 4 EiB")
+    if value < least:
+        raise InputError(f"{option} must be at least {least} bytes, got {text!r}")
+    return int(value)
 
 
 def build_parser():
@@ -86,16 +95,44 @@ def build_parser():
     return p
 
 
-def _atomic_write(path, write):
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
+def check_options(args, device):
+    """Every option's value, checked before any work starts (alike on every MPI rank).
+    Returns (cpu share, GPU budget, chunk bytes, GPU cache bytes); InputError names the option."""
+    from partitioners import STRATEGIES, check_hub_sort
+
+    from .algorithms import ALGORITHMS
+    from .harness import TRANSFERS
+    for option, value, least in (("--gpus", args.gpus, 0), ("--trials", args.trials, 1),
+                                 ("--threads", args.threads, 1), ("--seed", args.seed, 0)):
+        if value is not None and value < least:
+            raise InputError(f"{option} must be at least {least}, got {value}")
+    for option, value, allowed in (("--algorithm", args.algorithm, ALGORITHMS),
+                                   ("--partition", args.partition.upper(), STRATEGIES),
+                                   ("--transfer", args.transfer, TRANSFERS)):
+        if value not in allowed:
+            raise InputError(f"{option} must be one of {', '.join(allowed)}, not {value!r}")
+    check_hub_sort(args.hub_sort)
+    if args.mpi_timeout is not None and not 0 < args.mpi_timeout < math.inf:
+        raise InputError(f"--mpi-timeout must be a positive number of seconds, "
+                         f"got {args.mpi_timeout}")
+    share = _share(args.cpu_share or ("auto" if device == "gpu" else "0.5"))
+    budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
+    return (share, budget, parse_bytes(args.chunk_bytes, "--chunk-bytes", least=64),
+            parse_bytes(args.gpu_cache, "--gpu-cache"))
+
+
+def output_files(args):
+    """--output and --json, checked (totem_py/outputs.py): not the input graph, writable."""
+    from .outputs import Outputs
+    return Outputs([("--output", args.output), ("--json", args.json)], inputs=[args.graph])
+
+
+def write_outputs(outputs, args, values, metrics):
+    """The per-vertex result and the metrics, all or nothing."""
+    writers = [lambda f: np.save(f, values)] if args.output else []
+    if args.json:
+        writers.append(lambda f: f.write(json.dumps(metrics, indent=1).encode()))
+    outputs.write(writers)
 
 
 def _share(text):
@@ -112,40 +149,34 @@ def _share(text):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    from partitioners import check_hub_sort
-
+    from .algorithms import ALGORITHMS
     from .backend import resolve_device
     from .generators import graph_from_spec
-    from .harness import run
+    from .harness import memory_stages, run
     from .progress import Progress
 
     device = resolve_device(args.device)
-    if args.cpu_share is None:   # TOTEM's default with a GPU: as many edges as fit on it
-        args.cpu_share = "auto" if device == "gpu" else "0.5"
-    share = _share(args.cpu_share)
-    if args.gpus < 0:
-        raise InputError(f"--gpus must be >= 0, got {args.gpus}")
-    check_hub_sort(args.hub_sort)
-    budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
+    share, budget, chunk, cache = check_options(args, device)
+    outputs = output_files(args)
+    if args.quiet:      # no warning about a missing transfer profile either
+        from bsp.transfer_model import without_warning
+        without_warning()
     progress = Progress(enabled=False if args.quiet else None)
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                            weighted=args.algorithm == "sssp")
+                            weighted=args.algorithm == "sssp",
+                            nonnegative=args.algorithm == "sssp",
+                            then=memory_stages(ALGORITHMS[args.algorithm]))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                  gpus=args.gpus, device=args.device, source=args.source,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
-                 transfer=args.transfer, chunk_bytes=parse_bytes(args.chunk_bytes, "--chunk-bytes"),
-                 hub_sort=args.hub_sort, gpu_cache=parse_bytes(args.gpu_cache, "--gpu-cache"),
-                 tolerance=args.tolerance)
-    m = result.metrics
-    if args.output:
-        _atomic_write(args.output, lambda f: np.save(f, result.values))
-    if args.json:
-        _atomic_write(args.json, lambda f: f.write(json.dumps(m, indent=1).encode()))
+                 transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
+                 gpu_cache=cache, tolerance=args.tolerance)
+    write_outputs(outputs, args, result.values, result.metrics)
     if not args.quiet:
-        print_report(m)
+        print_report(result.metrics)
     return 0
 
 
