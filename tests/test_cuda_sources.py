@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("frontier", "bfs", "sssp", "cc", "pagerank", "bc", "boxes", "chunks")
+# the modules of kernels_gpu/ with CUDA C (a SOURCE string); the operators' kernels are numba-cuda
+# Python, compiled in tests/test_operators.py and tests/test_gpu_backend.py
+MODULES = tuple(sorted(p.stem for p in (ROOT / "kernels_gpu").glob("*.py")
+                       if re.search(r"^SOURCE = ", p.read_text(), re.M)))
 TYPES = {"I": ("int", "i64"), "W": ("float", "double"),
          "T": ("int", "i64", "float", "double", "unsigned char", "bool")}
 
@@ -79,6 +82,10 @@ def sources():
     out = subprocess.run([sys.executable, "-c", _DUMP], capture_output=True, text=True, env=env,
                          check=True)
     return json.loads(out.stdout)
+
+
+def test_modules_are_found():
+    assert {"frontier", "cc", "boxes", "chunks"} <= set(MODULES)
 
 
 def test_instances_cover_every_kernel():

@@ -1,29 +1,46 @@
 """Kernels on shapes the engine tests rarely produce: rows much longer than a block, queues on
 either side of the GPU scan's one-block limit."""
 
+import numba
 import numpy as np
 import pytest
 from numba import njit, prange
 
+from bsp import pull
 from kernels_cpu.jit import BLOCKS, EDGES_PER_BLOCK, frontier_blocks
-from kernels_cpu.pagerank import pr_pull
+from totem_py.algorithms import pagerank
 from totem_py.backend import cuda_device_count
-from twins import twins  # noqa: F401 (fixture)
+from twins import backend, twins  # noqa: F401 (fixtures)
 
 
-def test_pr_pull_splits_long_rows():
-    """Rows of 100K and 30K edges cut across blocks, empty rows between them: the same ranks as a
-    plain per-row sum."""
+def test_pull_splits_long_rows(backend):
+    """PageRank's pull over rows of 100K and 30K edges, cut across blocks (CPU) or lanes (GPU),
+    empty rows between them: the ranks of a plain per-row sum, and the same bits run after run
+    and whatever the number of threads (a cut row's parts are added in block order)."""
     rng = np.random.default_rng(1)
     degrees = np.array([100_000, 0, 30_000, 5, 0, 1] + list(rng.integers(0, 50, 3000)))
     indptr = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
     contrib = rng.random(4000).astype(np.float32)
     indices = rng.integers(0, contrib.size, indptr[-1]).astype(np.int32)
-    rank = np.full(degrees.size, -1.0)
-    pr_pull(indptr, indices, contrib, rank, 0.01, 0.85)
+    assert degrees[0] > 4 * EDGES_PER_BLOCK
+    part, view = backend.part(degrees.size), backend.view(indptr, indices, degrees.size)
+
+    def ranks(threads):
+        rank = backend.put(np.full(degrees.size, -1.0))
+        numba.set_num_threads(threads)
+        try:
+            pull(part, view, pagerank.in_contribution, backend.put(contrib), rank, 0.01, 0.85,
+                 apply=pagerank.new_rank)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        return backend.get(rank)
+
+    rank = ranks(numba.config.NUMBA_NUM_THREADS)
     sums = np.add.reduceat(contrib[indices].astype(np.float64), indptr[:-1].clip(max=indptr[-1] - 1))
     want = 0.01 + 0.85 * np.where(degrees > 0, sums, 0.0)
     assert np.allclose(rank, want, rtol=1e-9)
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        assert np.array_equal(ranks(threads), rank)
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 3000, 40_000])

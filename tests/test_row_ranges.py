@@ -1,15 +1,19 @@
-"""Row-range kernels (bfs_pull, cc_link_sample, cc_link_rest, bc_backward, pr_pull) over chunks of
-rows: split into 1, 2 or many ranges [first, end), they leave the state of one call over all rows,
-and they read no edge of rows outside their range. Each chunk call gets an `indices` whose entries
-outside [indptr[first], indptr[end]) point at a poison slot (a frontier vertex, a node no edge
-reaches, a ghost or contribution of 1e30): any read of them shows in the state. The same bodies
-run on the CUDA twins where CuPy sees a device."""
+"""Operators and kernels over chunks of rows, as streamed edges come: `pull` (searching: BFS's
+bottom-up functors; reducing: PageRank's; over a list of rows: BC's backward step) and CC's
+Afforest kernels (cc_link_sample, cc_link_rest). Split into 1, 2 or many ranges [first, end), they
+leave the state of one call over all rows, and they read no edge of rows outside their range: each
+range's segment gets an `indices` whose entries outside its rows point at a poison slot (a ghost in
+the frontier, a node no edge reaches, a contribution of 1e30), so any read of them shows in the
+state. The operators run on every backend of tests/twins.py, the Afforest kernels on the CPU and,
+where CuPy sees a device, their CUDA twins."""
 
 import numpy as np
 import pytest
 
-from kernels_cpu.bfs import UNVISITED
-from twins import twins  # noqa: F401 (fixture)
+from bsp import pull
+from totem_py.algorithms import bc, bfs, pagerank
+from totem_py.algorithms.bfs import UNVISITED
+from twins import backend, poisoned, ranges, twins  # noqa: F401 (fixtures)
 
 POISON_VALUE = 1e30
 
@@ -47,77 +51,63 @@ def splits(n, seed):
     return [[int(b) for b in bounds] for bounds in out]
 
 
-def ranges(bounds):
-    return list(zip(bounds[:-1], bounds[1:]))
-
-
-def poisoned(indptr, indices, first, end, poison):
-    """indices with every entry outside rows [first, end) set to `poison`."""
-    out = np.full_like(indices, poison)
-    lo, hi = indptr[first], indptr[end]
-    out[lo:hi] = indices[lo:hi]
-    return out
+def outside(n_local, first, end):
+    mask = np.ones(n_local, bool)
+    mask[first:end] = False
+    return mask
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_bfs_pull_ranges(twins, n_local, n_ghosts, seed, hub):
+def test_pull_search_ranges(backend, n_local, n_ghosts, seed, hub):
+    """BFS's bottom-up step: unvisited rows look for a parent in the frontier (local bits, ghost
+    bits), stop at the first and join the next queue."""
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     rng = np.random.default_rng(seed + 100)
     depth = 2
-    n = n_local + n_ghosts + 1          # the last slot is the poison: on the frontier
+    n = n_local + n_ghosts + 1          # the last slot is the poison: a ghost on the frontier
     start = np.where(rng.random(n) < 0.5, UNVISITED, rng.integers(0, depth + 1, n))
     start = start.astype(np.int32)
     start[n - 1] = depth
     poison = n - 1
+    part = backend.part(n_local)
+    bits = backend.put(np.packbits(start[:n_local] == depth, bitorder="little"))
+    ghosts = backend.put(np.packbits(start[n_local:] == depth, bitorder="little"))
 
-    # the kernel gets the locals' levels and the ghosts' frontier bits (the bitmap the pull
-    # exchange delivers): the poison ghost's bit is set, and no ghost's level is ever read
-    ghosts = twins.put(np.packbits(start[n_local:] == depth, bitorder="little"))
+    def run(view, level, check):
+        """One pull over `view`; returns the rows it listed."""
+        queue = backend.put(np.full(max(1, n_local), -1, np.int64))
+        length = backend.put(np.zeros(1, np.int64))
+        before = backend.get(level)
+        pull(part, view, bfs.find_parent, level, bits, ghosts, n_local, depth,
+             row_fn=bfs.unvisited, out=(queue, length))
+        found = backend.get(queue)[:int(backend.get(length)[0])]
+        if check:       # a single range: nothing outside it changes or is listed
+            first, end = view.ranges[0]
+            rest = outside(n_local, first, end)
+            assert np.array_equal(backend.get(level)[rest], before[rest]), (first, end)
+            assert np.all((found >= first) & (found < end)), (first, end)
+        return sorted(found.tolist())
 
-    def run(bounds, check):
-        level = twins.put(start[:n_local])
-        queue = twins.put(np.zeros(max(1, n_local), np.int64))
-        length = twins.put(np.zeros(1, np.int64))
-        found = []
-        for first, end in ranges(bounds):
-            before = twins.get(level)
-            idx = twins.put(poisoned(indptr, indices, first, end, poison) if check else indices)
-            length[0] = 0
-            twins.bfs.bfs_pull(twins.put(indptr), idx, end, level, ghosts, depth, queue, length, first)
-            after, q = twins.get(level), twins.get(queue)[:int(twins.get(length)[0])]
-            outside = np.ones(n_local, bool)
-            outside[first:end] = False
-            assert np.array_equal(after[outside], before[outside]), (first, end)
-            assert np.all((q >= first) & (q < end)), (first, end)
-            found += list(q)
-        return twins.get(level), sorted(found)
-
-    want_level, want_queue = run([0, n_local], False)
+    level = backend.put(start[:n_local])
+    want_queue = run(backend.view(indptr, indices, n_local), level, False)
+    want_level = backend.get(level)
     reached = [v for v in range(n_local) if start[v] == UNVISITED
                and (start[indices[indptr[v]:indptr[v + 1]]] == depth).any()]
     assert want_queue == reached
     assert np.array_equal(np.flatnonzero(want_level != start[:n_local]), reached)
+    assert np.all(want_level[reached] == depth + 1)
     for bounds in splits(n_local, seed):
-        level, queue = run(bounds, True)
-        assert np.array_equal(level, want_level), bounds
-        assert queue == want_queue, bounds
-
-
-def test_bfs_pull_default_first(twins):
-    """No `first` is rows [0, n_local), as before."""
-    indptr, indices = graph(60, 5, 9)
-    level = np.full(60, UNVISITED, np.int32)
-    level[[0, 20]] = 0
-    ghosts = np.packbits(np.arange(5) == 3, bitorder="little")   # ghost slot 3, target 63
-    out = []
-    for extra in ((), (0,)):
-        lv, queue = twins.put(level), twins.put(np.zeros(60, np.int64))
-        length = twins.put(np.zeros(1, np.int64))
-        twins.bfs.bfs_pull(twins.put(indptr), twins.put(indices), 60, lv, twins.put(ghosts), 0, queue,
-                        length, *extra)
-        out.append(twins.get(lv))
-    assert np.array_equal(out[0], out[1])
-    assert (out[0] == 1).any()
+        level, found = backend.put(start[:n_local]), []
+        for first, end in ranges(bounds):       # a call per range
+            found += run(backend.view(indptr, indices, n_local, bounds=[first, end],
+                                      poison=poison), level, True)
+        assert np.array_equal(backend.get(level), want_level), bounds
+        assert sorted(found) == want_queue, bounds
+        level = backend.put(start[:n_local])    # the ranges as segments of one call
+        found = run(backend.view(indptr, indices, n_local, bounds=bounds, poison=poison),
+                    level, False)
+        assert np.array_equal(backend.get(level), want_level), bounds
+        assert found == want_queue, bounds
 
 
 def components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison):
@@ -209,76 +199,85 @@ def bc_state(n_local, n_ghosts, seed, depth):
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_bc_backward_ranges(twins, n_local, n_ghosts, seed, hub):
+def test_pull_list_ranges(backend, n_local, n_ghosts, seed, hub):
+    """BC's backward step: the rows of a list (one level's vertices) sum their successors'
+    shares (local, or the ghost slots' published ones); the list split among the ranges, each
+    range's rows a sub-queue of its own, as streamed edges split a queue."""
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     depth = 1
     level, sigma, delta0, ghosts, vertices = bc_state(n_local, n_ghosts, seed, depth)
     source = int(vertices[0]) if vertices.size else -1
     bc0 = np.arange(n_local, dtype=np.float64)
     poison = n_local + n_ghosts
-    args = [twins.put(a) for a in (level, sigma)]
+    part = backend.part(n_local)
+    args = [backend.put(a) for a in (level, sigma)]
 
-    def run(bounds, check):
-        delta, bc = twins.put(delta0), twins.put(bc0)
-        for first, end in ranges(bounds):
-            before = twins.get(delta), twins.get(bc)
-            idx = poisoned(indptr, indices, first, end, poison) if check else indices
-            twins.bc.bc_backward(twins.put(indptr), twins.put(idx), n_local, *args, delta, twins.put(ghosts),
-                              depth, bc, source, twins.put(vertices), first, end)
-            outside = np.ones(n_local, bool)
-            outside[first:end] = False
-            assert np.array_equal(twins.get(delta)[outside], before[0][outside]), (first, end)
-            assert np.array_equal(twins.get(bc)[outside], before[1][outside]), (first, end)
-        return twins.get(delta), twins.get(bc)
+    def run(view, delta, scores, check):
+        before = backend.get(delta), backend.get(scores)
+        pull(part, view, bc.successor_share, *args, delta, backend.put(ghosts), scores,
+             n_local, source, depth, apply=bc.accumulate, rows=backend.put(vertices))
+        if check:
+            first, end = view.ranges[0]
+            rest = outside(n_local, first, end)
+            assert np.array_equal(backend.get(delta)[rest], before[0][rest]), (first, end)
+            assert np.array_equal(backend.get(scores)[rest], before[1][rest]), (first, end)
 
-    want_delta, want_bc = run([0, n_local], False)
+    delta, scores = backend.put(delta0), backend.put(bc0)
+    run(backend.view(indptr, indices, n_local), delta, scores, False)
+    want_delta, want_bc = backend.get(delta), backend.get(scores)
+    share = np.concatenate([np.where(level == depth + 1, (1 + delta0) / sigma, 0.0), ghosts])
+    on_level = np.isin(np.arange(n_local), vertices)
+    totals = np.array([share[indices[indptr[v]:indptr[v + 1]]].sum() for v in range(n_local)])
+    assert np.allclose(want_delta, np.where(on_level, sigma * totals, delta0), rtol=1e-12)
+    gains = np.where(on_level & (np.arange(n_local) != source), want_delta, 0.0)
+    assert np.array_equal(want_bc, bc0 + gains)
     assert np.all(want_delta < POISON_VALUE / 2)
     for bounds in splits(n_local, seed):
-        delta, bc = run(bounds, True)
-        assert np.array_equal(delta, want_delta), bounds
-        assert np.array_equal(bc, want_bc), bounds
-
-
-def test_bc_backward_default_range(twins):
-    """No `first`/`end` is rows [0, n_local); `first` alone is rows [first, n_local)."""
-    n_local, n_ghosts, depth = 60, 5, 1
-    indptr, indices = graph(n_local, n_ghosts, 9)
-    level, sigma, delta0, ghosts, vertices = bc_state(n_local, n_ghosts, 9, depth)
-    out = []
-    for extra in ((), (0, -1), (0, n_local), (25,)):
-        delta, bc = twins.put(delta0), twins.put(np.zeros(n_local))
-        twins.bc.bc_backward(twins.put(indptr), twins.put(indices), n_local, twins.put(level),
-                          twins.put(sigma), delta, twins.put(ghosts), depth, bc, -1,
-                          twins.put(vertices), *extra)
-        out.append(twins.get(delta))
-    assert np.array_equal(out[0], out[1]) and np.array_equal(out[0], out[2])
-    assert np.array_equal(out[3][25:], out[0][25:])
-    assert np.array_equal(out[3][:25], delta0[:25])
-    assert not np.array_equal(out[0], delta0)
+        delta, scores = backend.put(delta0), backend.put(bc0)
+        for first, end in ranges(bounds):
+            run(backend.view(indptr, indices, n_local, bounds=[first, end], poison=poison),
+                delta, scores, True)
+        assert np.array_equal(backend.get(delta), want_delta), bounds
+        assert np.array_equal(backend.get(scores), want_bc), bounds
+        delta, scores = backend.put(delta0), backend.put(bc0)
+        run(backend.view(indptr, indices, n_local, bounds=bounds, poison=poison), delta, scores,
+            False)
+        assert np.array_equal(backend.get(delta), want_delta), bounds
+        assert np.array_equal(backend.get(scores), want_bc), bounds
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_pr_pull_ranges(twins, n_local, n_ghosts, seed, hub):
-    """pr_pull needs no `first`: a chunk's caller passes indptr[first:end + 1] and
-    rank[first:end], edge offsets staying absolute."""
+def test_pull_reduce_ranges(backend, n_local, n_ghosts, seed, hub):
+    """PageRank's pull: each row's rank from the sum of its in-neighbours' contributions."""
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     rng = np.random.default_rng(seed + 300)
     contrib = rng.random(n_local + n_ghosts + 1).astype(np.float32)
     contrib[-1] = POISON_VALUE
     poison = contrib.size - 1
-    d_indptr, d_contrib = twins.put(indptr), twins.put(contrib)
+    part = backend.part(n_local)
+    d_contrib = backend.put(contrib)
 
-    def run(bounds, check):
-        rank = twins.put(np.full(n_local, -1.0))
-        for first, end in ranges(bounds):
-            idx = poisoned(indptr, indices, first, end, poison) if check else indices
-            twins.pagerank.pr_pull(d_indptr[first:end + 1], twins.put(idx), d_contrib, rank[first:end],
-                                0.01, 0.85)
-        return twins.get(rank)
+    def run(view, rank, check):
+        before = backend.get(rank)
+        pull(part, view, pagerank.in_contribution, d_contrib, rank, 0.01, 0.85,
+             apply=pagerank.new_rank)
+        if check:
+            first, end = view.ranges[0]
+            rest = outside(n_local, first, end)
+            assert np.array_equal(backend.get(rank)[rest], before[rest]), (first, end)
 
-    want = run([0, n_local], False)
+    rank = backend.put(np.full(n_local, -1.0))
+    run(backend.view(indptr, indices, n_local), rank, False)
+    want = backend.get(rank)
     sums = np.array([contrib[indices[indptr[v]:indptr[v + 1]]].astype(np.float64).sum()
                      for v in range(n_local)])
     assert np.allclose(want, 0.01 + 0.85 * sums, rtol=1e-10)
     for bounds in splits(n_local, seed):
-        assert np.allclose(run(bounds, True), want, rtol=1e-10, atol=0), bounds
+        rank = backend.put(np.full(n_local, -1.0))
+        for first, end in ranges(bounds):
+            run(backend.view(indptr, indices, n_local, bounds=[first, end], poison=poison),
+                rank, True)
+        assert np.allclose(backend.get(rank), want, rtol=1e-10, atol=0), bounds
+        rank = backend.put(np.full(n_local, -1.0))
+        run(backend.view(indptr, indices, n_local, bounds=bounds, poison=poison), rank, False)
+        assert np.allclose(backend.get(rank), want, rtol=1e-10, atol=0), bounds

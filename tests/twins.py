@@ -1,18 +1,29 @@
-"""One kernel platform for tests that run the CPU kernels and, where CuPy sees a device, their
-CUDA twins on the same data: `twins.bfs` is kernels_cpu.bfs or kernels_gpu.bfs, `put` copies an
-array into the platform's memory and `get` back to NumPy. Use the `twins` fixture."""
+"""Kernel platforms for tests (a helper module, not a test file).
+
+`twins`: the engine's own kernels of kernels_cpu and, where CuPy sees a device, their CUDA twins
+on the same data: `twins.cc` is kernels_cpu.cc or kernels_gpu.cc, `put` copies an array into
+the platform's memory and `get` back to NumPy.
+
+`backend`: the operators' backends (bsp/operators.py): the CPU's; tests/ptxcheck (every call
+compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed); the GPU's
+on a real device. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
+a view of a CSR whose rows may come in ranges, as streamed edges do."""
 
 import importlib
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from totem_py.backend import cuda_device_count
 
+ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
+
 
 class Twins:
-    def __init__(self, device):
+    def __init__(self, device, operators=None):
         self.device = device
+        self.operators = operators or f"kernels_{device}"
         self.xp = importlib.import_module("cupy") if device == "gpu" else np
 
     def __getattr__(self, module):
@@ -24,8 +35,61 @@ class Twins:
     def get(self, a):
         return a.get() if self.device == "gpu" else np.array(a)
 
+    def part(self, n_local):
+        """What the operators need of a partition: its backend, arrays and vertex count."""
+        return SimpleNamespace(operator_package=self.operators, xp=self.xp, n_local=n_local,
+                               kernels=lambda name: getattr(self, name))
 
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
+    def view(self, indptr, indices, n_local, weights=None, bounds=None, poison=None):
+        return View(self, indptr, indices, n_local, weights, bounds, poison)
+
+
+def ranges(bounds):
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def poisoned(indptr, indices, first, end, poison):
+    """indices with every entry outside rows [first, end) set to `poison`."""
+    out = np.full_like(indices, poison)
+    lo, hi = indptr[first], indptr[end]
+    out[lo:hi] = indices[lo:hi]
+    return out
+
+
+class View:
+    """A CSR for the operators (bsp.operators takes a view object as well as a view's name),
+    its rows in the ranges [first, end) of `bounds` (default: one range, all rows), each range
+    a segment of its own whose `indices` outside its rows point at `poison` (when given): an
+    operator that reads an edge of another segment reads the poison."""
+
+    def __init__(self, twins, indptr, indices, n_local, weights, bounds, poison):
+        self.twins, self.n_local = twins, n_local
+        self.indptr = twins.put(indptr)
+        self.weights = None if weights is None else twins.put(weights)
+        self.ranges = ranges([0, n_local] if bounds is None else bounds)
+        self.indices = [twins.put(indices if poison is None else
+                                  poisoned(indptr, indices, first, end, poison))
+                        for first, end in self.ranges]
+
+    def row_segments(self, reads=None, warps=True):
+        for (first, end), indices in zip(self.ranges, self.indices):
+            yield self.indptr, indices, self.weights, first, end
+
+    def queue_segments(self, queue, qlen):
+        """The queue's items by range, each range's in a sub-queue of its own."""
+        items = self.twins.get(queue)[:qlen]
+        for (first, end), indices in zip(self.ranges, self.indices):
+            sub = items[(items >= first) & (items < end)]
+            if sub.size:
+                yield self.indptr, indices, self.weights, self.twins.put(sub), sub.size
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=ON_GPU)])
 def twins(request):
     return Twins(request.param)
+
+
+@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)])
+def backend(request):
+    return Twins("gpu" if request.param == "gpu" else "cpu",
+                 "tests.ptxcheck" if request.param == "ptxcheck" else None)

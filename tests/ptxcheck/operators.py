@@ -1,11 +1,14 @@
-"""The operators of both backends: kernels_gpu's compiled (COMPILE_ONLY), kernels_cpu's run."""
+"""The operators of both backends: kernels_gpu's compiled (COMPILE_ONLY), kernels_cpu's run.
+
+The GPU backend is switched to COMPILE_ONLY, with a stand-in for the current device, only for
+the length of each call: the same process may launch the GPU backend on a real device too."""
+
+import contextlib
 
 import numba.cuda.dispatcher
 
 import kernels_cpu.operators as cpu
 import kernels_gpu.operators as gpu
-
-gpu.COMPILE_ONLY = True
 
 
 class _Device:
@@ -13,12 +16,24 @@ class _Device:
     compute_capability = gpu.COMPILE_CC
 
 
-numba.cuda.dispatcher.get_current_device = _Device
+_DUMMIES = {}       # the GPU backend's stand-ins for absent arguments, NumPy ones here
+
+
+@contextlib.contextmanager
+def _compile_only():
+    saved = gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device
+    gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device = (
+        True, _DUMMIES, _Device)
+    try:
+        yield
+    finally:
+        gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device = saved
 
 
 def _both(name):
     def call(*args, **kwargs):
-        getattr(gpu, name)(*args, **kwargs)
+        with _compile_only():
+            getattr(gpu, name)(*args, **kwargs)
         return getattr(cpu, name)(*args, **kwargs)
     call.__name__ = name
     return call

@@ -1,0 +1,612 @@
+"""The operators (bsp/operators.py) against NumPy statements of what they do, on every backend of
+tests/twins.py's `backend` fixture: the CPU's, tests/ptxcheck (compiled by the GPU backend for
+sm_90, computed by the CPU's) and, where CuPy sees a device, the GPU's. Then the intrinsics the
+functors call (bsp/intrinsics.py): the values they leave and the old values they return, one
+operation per element and many racing on a few; helpers made with `device_function`; and the
+compiled kernels' cache key, which follows the functor's code.
+
+Functors here count their own calls (atomic_add on a `calls` or `hits` array), so a call made
+twice or skipped shows, not only a wrong value."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from bsp import (Frontier, advance, atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or,
+                 bitmap, bitmap_bytes, device_function, pull, receive, vertex_map, vertex_values)
+from bsp.intrinsics import test_bit as read_bit
+from kernels_cpu.operators import code_key
+from test_row_ranges import graph
+from totem_py.backend import cuda_device_count
+from twins import backend  # noqa: F401 (fixture)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lists_for(backend, outputs, size):
+    """`outputs` empty output lists (items filled with -1, counter) on the backend's device, and
+    the `out` an operator takes for them."""
+    lists = [(backend.put(np.full(max(size, 1), -1, np.int64)), backend.put(np.zeros(1, np.int64)))
+             for _ in range(outputs)]
+    out = None if outputs == 0 else lists[0] if outputs == 1 else tuple(lists)
+    return lists, out
+
+
+def contents(backend, items, count):
+    """A list's items, sorted; everything past them must be untouched."""
+    n, items = int(backend.get(count)[0]), backend.get(items)
+    assert np.all(items[n:] == -1)
+    return sorted(items[:n].tolist())
+
+
+def selected(values, codes, outputs):
+    """What operators that fill `outputs` lists append for `values` whose functor returned
+    `codes`: (list 0, list 1), sorted; 2 goes to the second list when there is one."""
+    values, codes = np.asarray(values), np.asarray(codes)
+    if outputs == 0:
+        return [], []
+    first = codes != 0 if outputs == 1 else codes == 1
+    return sorted(values[first].tolist()), sorted(values[codes == 2].tolist())
+
+
+# -- advance ------------------------------------------------------------------------------------
+
+def visit(s, t, w, hits, pick):
+    atomic_add(hits, t, w)
+    return pick[t]
+
+
+@pytest.mark.parametrize("outputs,record,weighted",
+                         [(0, False, False), (1, True, True), (2, True, False), (2, False, True)])
+def test_advance(backend, outputs, record, weighted):
+    """Every out-edge (s, t, w) of the queue's vertices (a vertex listed twice: twice) calls the
+    functor once; local targets it returns true for go to the list (2: to the second list when
+    there are two), ghost slots (t >= n_local) to the outbox's touched list when recording.
+    A short queue (serial on the CPU) and a long one holding a hub."""
+    n_local, n_ghosts = 300, 20
+    indptr, indices = graph(n_local, n_ghosts, seed=1, hub=6000)
+    rng = np.random.default_rng(2)
+    weights = rng.integers(1, 9, indices.size).astype(np.float64)
+    pick = rng.integers(0, 3, n_local + n_ghosts)
+    part = backend.part(n_local)
+    view = backend.view(indptr, indices, n_local, weights if weighted else None)
+    for queue in (np.array([0, 1, 2, 0, 5]), rng.permutation(np.repeat(np.arange(n_local), 2))):
+        edges = np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in queue])
+        t = indices[edges]
+        lists, out = lists_for(backend, outputs, edges.size)
+        hits = backend.put(np.zeros(n_local + n_ghosts))
+        outbox = SimpleNamespace(touched=backend.put(np.full(edges.size, -1, np.int64)),
+                                 count=backend.put(np.zeros(1, np.int64))) if record else None
+        advance(part, view, backend.put(queue.astype(np.int64)), visit, hits, backend.put(pick),
+                out=out, outbox=outbox)
+        want = np.bincount(t, weights=weights[edges] if weighted else None,
+                           minlength=n_local + n_ghosts)
+        assert np.array_equal(backend.get(hits), want)
+        local = t < n_local
+        for got, want in zip(lists, selected(t[local], pick[t[local]], outputs)):
+            assert contents(backend, *got) == want
+        if record:
+            ghost = t[~local & (pick[t] != 0)] - n_local
+            assert contents(backend, outbox.touched, outbox.count) == sorted(ghost.tolist())
+
+
+def test_advance_over_an_empty_queue_calls_nothing(backend):
+    indptr, indices = graph(30, 2, seed=3)
+    hits = backend.put(np.zeros(32))
+    advance(backend.part(30), backend.view(indptr, indices, 30), backend.put(np.arange(30)),
+            visit, hits, backend.put(np.ones(32, np.int64)), length=0)
+    assert not backend.get(hits).any()
+
+
+def test_frontier_queues(backend):
+    """A Frontier on a real partition: advance appends to its next queue, swap makes that the
+    current one and returns its length and edges. Breadth-first from one vertex of rmat_small:
+    each level's vertices, with the out-degrees summed."""
+    from bsp.partition import make_partition
+    from partitioners import partition
+    from toys import toy_graphs
+    from totem_py import reference as ref
+    from totem_py.algorithms.bfs import UNVISITED, claim
+
+    g = toy_graphs()["rmat_small"]
+    plan = partition(g, "HIGH", 0.0, 1, seed=1)
+    part = make_partition(plan, 0, "gpu" if backend.device == "gpu" else "emulated")
+    part.operator_package = backend.operators
+    part.view("out")
+    source = int(np.argmax(g.out_degree))
+    want = ref.bfs_levels(g, source)
+    gvid = plan.gvids[0]
+    with part.context():
+        level = part.to_device(np.full(part.n_local, UNVISITED, np.int32))
+        lv = int(np.flatnonzero(gvid == source)[0])
+        level[lv] = 0
+        f = Frontier(part)
+        f.start(lv)
+        depth = 0
+        while f.length:
+            advance(part, "out", f, claim, level, depth)
+            edges = f.swap()
+            depth += 1
+            reached = np.flatnonzero(want == depth)
+            assert f.length == reached.size
+            assert edges == int(g.out_degree[reached].sum())
+            items = part.to_host(f.items)[:f.length]
+            assert sorted(gvid[items].tolist()) == reached.tolist()
+        got = part.to_host(level)
+    assert np.array_equal(np.where(got == UNVISITED, -1, got), want[gvid])
+
+
+# -- pull ---------------------------------------------------------------------------------------
+
+def product(v, u, w, x, out, calls):
+    return x[u] * w
+
+
+def store(v, total, x, out, calls):
+    out[v] = total
+    atomic_add(calls, v, 1)
+
+
+SIZES = [(7, 2, 4, 0), (300, 20, 6, 6000), (5000, 40, 7, 0)]
+
+
+@pytest.mark.parametrize("n_local,n_ghosts,seed,hub", SIZES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_pull_reduce(backend, n_local, n_ghosts, seed, hub, weighted):
+    """apply(v, sum over v's row of edge_fn) once for every row (empty rows: 0), or once for
+    each row of a list; rows long enough to be cut across blocks included."""
+    indptr, indices = graph(n_local, n_ghosts, seed, hub)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, n_local + n_ghosts).astype(np.float64)   # sums exact in any order
+    weights = rng.integers(1, 4, indices.size).astype(np.float64)
+    w = weights if weighted else np.ones(indices.size)
+    sums = np.array([(x[indices[a:b]] * w[a:b]).sum() for a, b in zip(indptr[:-1], indptr[1:])])
+    part = backend.part(n_local)
+    view = backend.view(indptr, indices, n_local, weights if weighted else None)
+    rows = rng.permutation(n_local)[:n_local // 3].astype(np.int64)
+    for listed in (None, rows):
+        out, calls = backend.put(np.full(n_local, np.nan)), backend.put(np.zeros(n_local))
+        pull(part, view, product, backend.put(x), out, calls, apply=store,
+             rows=None if listed is None else backend.put(listed))
+        mask = np.ones(n_local, bool) if listed is None else np.isin(np.arange(n_local), listed)
+        counted = mask if listed is not None else np.diff(indptr) > 0  # see the next test
+        assert np.array_equal(backend.get(calls)[counted], np.ones(np.count_nonzero(counted)))
+        assert not backend.get(calls)[~mask].any()
+        got = backend.get(out)
+        assert np.array_equal(got[mask], sums[mask])
+        assert np.isnan(got[~mask]).all()
+
+
+def test_pull_reduce_applies_each_row_once(backend, request):
+    """apply runs once for every row, rows without edges included: an apply that counts, or
+    adds into a total, must not see a row twice."""
+    if backend.operators != "kernels_gpu":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "kernels_cpu/operators.py pull_reduce applies a row without edges twice when it "
+            "lies inside a block: once in the block's loop, again in the loop over empty rows")))
+    indptr, indices = graph(7, 2, seed=4)
+    assert (np.diff(indptr)[1:-1] == 0).any()       # an empty row between rows with edges
+    calls = backend.put(np.zeros(7))
+    pull(backend.part(7), backend.view(indptr, indices, 7), product, backend.put(np.ones(9)),
+         backend.put(np.zeros(7)), calls, apply=store)
+    assert backend.get(calls).tolist() == [1.0] * 7
+
+
+def chosen(v, x, threshold, visits, rowsel):
+    return rowsel[v] != 0
+
+
+def above(v, u, w, x, threshold, visits, rowsel):
+    atomic_add(visits, v, 1)
+    return x[u] * w > threshold
+
+
+@pytest.mark.parametrize("n_local,n_ghosts,seed,hub", SIZES)
+@pytest.mark.parametrize("weighted,listing", [(False, True), (True, False)])
+def test_pull_search(backend, n_local, n_ghosts, seed, hub, weighted, listing):
+    """The rows row_fn selects walk their edges in order up to the first for which edge_fn is
+    true, and only those rows with a hit are listed; the other rows read nothing."""
+    indptr, indices = graph(n_local, n_ghosts, seed, hub)
+    rng = np.random.default_rng(seed + 1)
+    x = rng.random(n_local + n_ghosts)
+    weights = rng.integers(1, 3, indices.size).astype(np.float64)
+    w = weights if weighted else np.ones(indices.size)
+    rowsel = (rng.random(n_local) < 0.7).astype(np.int32)
+    threshold = 0.9
+    visits, found = np.zeros(n_local), []
+    for v in np.flatnonzero(rowsel):
+        hit = x[indices[indptr[v]:indptr[v + 1]]] * w[indptr[v]:indptr[v + 1]] > threshold
+        visits[v] = np.argmax(hit) + 1 if hit.any() else hit.size
+        found += [int(v)] if hit.any() else []
+    part = backend.part(n_local)
+    view = backend.view(indptr, indices, n_local, weights if weighted else None)
+    lists, out = lists_for(backend, int(listing), n_local)
+    got = backend.put(np.zeros(n_local))
+    pull(part, view, above, backend.put(x), threshold, got, backend.put(rowsel), row_fn=chosen,
+         out=out)
+    assert np.array_equal(backend.get(got), visits)
+    if listing:
+        assert contents(backend, *lists[0]) == found
+
+
+def test_pull_needs_apply_or_row_fn(backend):
+    indptr, indices = graph(7, 0, seed=4)
+    part, view = backend.part(7), backend.view(indptr, indices, 7)
+    with pytest.raises(ValueError, match="row_fn"):
+        pull(part, view, product, backend.put(np.ones(7)), None, None)
+    with pytest.raises(ValueError, match="apply"):
+        pull(part, view, above, backend.put(np.ones(7)), row_fn=chosen,
+             rows=backend.put(np.arange(3)))
+
+
+# -- vertex maps --------------------------------------------------------------------------------
+
+def classify(v, cls, seen):
+    atomic_add(seen, v, 1)
+    return cls[v]
+
+
+@pytest.mark.parametrize("outputs", [0, 1, 2])
+@pytest.mark.parametrize("n", [100, 10_000])
+def test_vertex_map(backend, outputs, n):
+    """vertex_fn once for every vertex v < n (or each item of a list, `length` of them); the
+    count of those it returned true for; lists as advance fills them."""
+    rng = np.random.default_rng(n + outputs)
+    cls = rng.integers(0, 3, n + 5)
+    part = backend.part(n + 5)
+    listed = rng.permutation(n + 5)[:n // 2].astype(np.int64)
+    for vertices in (None, listed):
+        lists, out = lists_for(backend, outputs, n)
+        seen = backend.put(np.zeros(n + 5, np.int64))
+        if vertices is None:
+            count = vertex_map(part, classify, backend.put(cls), seen, n=n, out=out, count=True)
+            done = np.arange(n)
+        else:
+            padded = backend.put(np.concatenate([vertices, [0, 1, 2]]))    # past `length`
+            count = vertex_map(part, classify, backend.put(cls), seen, vertices=padded,
+                               length=vertices.size, out=out, count=True)
+            done = vertices
+        assert np.array_equal(backend.get(seen), np.isin(np.arange(n + 5), done))
+        assert count == np.count_nonzero(cls[done])
+        for got, want in zip(lists, selected(done, cls[done], outputs)):
+            assert contents(backend, *got) == want
+
+
+def test_vertex_map_defaults_to_the_local_vertices(backend):
+    cls = np.array([1, 0, 2, 1, 0])
+    seen = backend.put(np.zeros(7, np.int64))
+    assert vertex_map(backend.part(5), classify, backend.put(cls), seen, count=True) == 3
+    assert backend.get(seen).tolist() == [1, 1, 1, 1, 1, 0, 0]
+    assert vertex_map(backend.part(0), classify, backend.put(cls), seen, count=True) == 0
+
+
+def affine(v, x, a, b):
+    return a * x[v] + b
+
+
+def test_vertex_values(backend):
+    """out[i] = vertex_fn(at[i]), into a given array or a new one of the given type."""
+    rng = np.random.default_rng(5)
+    x = rng.random(50)
+    at = rng.integers(0, 50, 9000)
+    part = backend.part(50)
+    part.empty = lambda n, dtype: backend.xp.empty(n, dtype)
+    out = backend.put(np.zeros(at.size))
+    assert vertex_values(part, affine, backend.put(x), 3.0, -1.0, at=backend.put(at), out=out) \
+        is out
+    assert np.array_equal(backend.get(out), 3.0 * x[at] - 1.0)
+    made = vertex_values(part, affine, backend.put(x), 3.0, -1.0, at=backend.put(at[:7]),
+                         dtype=np.float32)
+    assert made.dtype == np.float32
+    assert np.array_equal(backend.get(made), (3.0 * x[at[:7]] - 1.0).astype(np.float32))
+
+
+def deliver(v, m, acc, cls):
+    atomic_add(acc, v, m)
+    return cls[v]
+
+
+@pytest.mark.parametrize("outputs", [0, 1, 2])
+def test_receive(backend, outputs):
+    """fn(v, message) for each inbox entry; the vertices it returned true for listed."""
+    rng = np.random.default_rng(6 + outputs)
+    n = 40
+    cls = rng.integers(0, 3, n)
+    for size in (0, 17, 9000):
+        lvid = rng.integers(0, n, size)
+        values = rng.integers(1, 100, size).astype(np.float64)
+        inbox = SimpleNamespace(values=backend.put(values), lvid=backend.put(lvid))
+        lists, out = lists_for(backend, outputs, size)
+        acc = backend.put(np.zeros(n))
+        receive(backend.part(n), inbox, deliver, acc, backend.put(cls), out=out)
+        assert np.array_equal(backend.get(acc), np.bincount(lvid, values, minlength=n))
+        for got, want in zip(lists, selected(lvid, cls[lvid], outputs)):
+            assert contents(backend, *got) == want
+
+
+def positive(v, x):
+    return x[v] > 0
+
+
+def bit_of(v, bits):
+    return read_bit(bits, v)
+
+
+@pytest.mark.parametrize("n", [0, 1, 13, 10_003])
+def test_bitmap_and_test_bit(backend, n):
+    """Bit v (bit v & 7 of byte v >> 3) of the bitmap is vertex_fn(v), for v < n; test_bit
+    reads it back."""
+    rng = np.random.default_rng(n)
+    x = rng.random(n + 9) - 0.5
+    part = backend.part(n + 9)
+    bits = backend.put(np.full(bitmap_bytes(n), 0xAA, np.uint8))
+    assert bitmap(part, positive, backend.put(x), out=bits, n=n) is bits
+    assert np.array_equal(backend.get(bits), np.packbits(x[:n] > 0, bitorder="little"))
+    if n:
+        back = vertex_values(part, bit_of, bits, at=backend.put(np.arange(n)),
+                             out=backend.put(np.zeros(n, np.int64)))
+        assert np.array_equal(backend.get(back), x[:n] > 0)
+
+
+# -- intrinsics ---------------------------------------------------------------------------------
+
+def do_min(i, arr, vals, olds, slots):
+    olds[i] = atomic_min(arr, i % slots, vals[i])
+    return False
+
+
+def do_max(i, arr, vals, olds, slots):
+    olds[i] = atomic_max(arr, i % slots, vals[i])
+    return False
+
+
+def do_add(i, arr, vals, olds, slots):
+    olds[i] = atomic_add(arr, i % slots, vals[i])
+    return False
+
+
+def do_or(i, arr, vals, olds, slots):
+    olds[i] = atomic_or(arr, i % slots, vals[i])
+    return False
+
+
+def do_cas(i, arr, vals, olds, slots):
+    olds[i] = atomic_cas(arr, i % slots, -1, vals[i])
+    return False
+
+
+def run_ops(backend, fn, arr, vals, slots):
+    """fn for ops 0..len(vals)-1, op i on element i % slots; (array after, old values)."""
+    arr, olds = backend.put(arr), backend.put(np.zeros(len(vals), arr.dtype))
+    vertex_map(backend.part(len(vals)), fn, arr, backend.put(vals), olds, slots)
+    return backend.get(arr), backend.get(olds)
+
+
+PAIRS = {   # (element, value) pairs: every sign combination, the extremes, equal values
+    "float": [(5, 3), (3, 5), (5, -3), (-3, 5), (-3, -5), (-5, -3), (2.5, 2.5), (-2.5, -2.5),
+              (np.inf, -2.5), (-np.inf, 7), (np.inf, -np.inf), (1e300, -1e-300),
+              (-1e-300, 1e-300), (1e-300, 2e-300), (-1e-300, -2e-300)],
+    "int": [(5, 3), (3, 5), (-7, 2), (2, -7), (-7, -9), (-9, -7), (4, 4), ("min", "max"),
+            ("max", "min"), ("min", -1), ("max", 0)],
+}
+DTYPES = [np.float64, np.float32, np.int64, np.int32]
+
+
+def pairs(dtype):
+    def value(x):
+        return getattr(np.iinfo(dtype), x) if isinstance(x, str) else x
+    table = PAIRS["float" if np.dtype(dtype).kind == "f" else "int"]
+    return (np.array([value(a) for a, _ in table], dtype),
+            np.array([value(b) for _, b in table], dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op,fn,ref", [("min", do_min, np.minimum), ("max", do_max, np.maximum)])
+def test_atomic_min_max_values(backend, dtype, op, fn, ref):
+    """One operation per element: the element becomes min/max(element, value) and the call
+    returns what the element held, whatever the signs (the GPU's float lowering works on the
+    bits: signed for values >= 0, unsigned and reversed for negative ones)."""
+    arr, vals = pairs(dtype)
+    got, olds = run_ops(backend, fn, arr, vals, arr.size)
+    assert np.array_equal(got, ref(arr, vals)), op
+    assert np.array_equal(olds, arr)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op,fn,ref", [("min", do_min, np.minimum), ("max", do_max, np.maximum)])
+def test_atomic_min_max_race(backend, dtype, op, fn, ref):
+    """20000 operations on 7 elements at once: each element ends at the extreme of its values,
+    and exactly one operation per element saw its initial value (the first: an atomic that
+    returned a stale value would let two writers both think they were first)."""
+    slots, n = 7, 20_000
+    rng = np.random.default_rng(11)
+    vals = rng.integers(-1000, 1000, n).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        vals += rng.random(n).astype(dtype) - 0.5
+        start = np.inf if op == "min" else -np.inf
+    else:
+        start = getattr(np.iinfo(dtype), "max" if op == "min" else "min")
+    arr = np.full(slots, start, dtype)
+    got, olds = run_ops(backend, fn, arr, vals, slots)
+    slot = np.arange(n) % slots
+    for k in range(slots):
+        mine = vals[slot == k]
+        assert got[k] == ref.reduce(mine)
+        assert np.count_nonzero(olds[slot == k] == start) == 1
+        assert np.isin(olds[slot == k], np.concatenate([[start], mine])).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_atomic_add_race(backend, dtype):
+    """Adding 1 from 20000 operations on 7 elements: each element's old values are 0, 1, ...,
+    its count - 1, each once."""
+    slots, n = 7, 20_000
+    got, olds = run_ops(backend, do_add, np.zeros(slots, dtype), np.ones(n, dtype), slots)
+    slot = np.arange(n) % slots
+    for k in range(slots):
+        count = np.count_nonzero(slot == k)
+        assert got[k] == count
+        assert np.array_equal(np.sort(olds[slot == k]), np.arange(count))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_atomic_or_race(backend, dtype):
+    """Each operation sets one bit: the element ends with the union, exactly one operation per
+    element saw 0, and every old value is within the union."""
+    slots, n = 7, 20_000
+    bits = np.dtype(dtype).itemsize * 8 - 1
+    vals = (np.ones(n, np.int64) << (np.arange(n) // slots % bits)).astype(dtype)
+    got, olds = run_ops(backend, do_or, np.zeros(slots, dtype), vals, slots)
+    slot = np.arange(n) % slots
+    for k in range(slots):
+        assert got[k] == np.bitwise_or.reduce(vals[slot == k])
+        assert np.count_nonzero(olds[slot == k] == 0) == 1
+        assert np.all(olds[slot == k] | got[k] == got[k])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_atomic_cas_race(backend, dtype):
+    """compare-and-swap from -1 by 20000 operations on 7 elements: one wins each element, the
+    others see the winner's value."""
+    slots, n = 7, 20_000
+    vals = np.arange(n, dtype=dtype)
+    got, olds = run_ops(backend, do_cas, np.full(slots, -1, dtype), vals, slots)
+    slot = np.arange(n) % slots
+    for k in range(slots):
+        won = vals[(slot == k) & (olds == -1)]
+        assert won.tolist() == [got[k]]
+        assert np.all((olds[slot == k] == -1) | (olds[slot == k] == got[k]))
+
+
+# -- device functions and the cache key ---------------------------------------------------------
+
+@device_function
+def scaled(x, k):
+    return x * k
+
+
+@device_function
+def scaled_plus(x, k):
+    return scaled(x, k) + 1.0
+
+
+def uses_helpers(v, x, k):
+    return scaled_plus(x[v], k) - scaled(x[v], 1.0)
+
+
+def test_device_functions(backend):
+    """Helpers decorated with device_function, one calling the other, from a functor on every
+    backend, and as plain Python."""
+    x = np.arange(10, dtype=np.float64)
+    out = vertex_values(backend.part(10), uses_helpers, backend.put(x), 3.0,
+                        at=backend.put(np.arange(10)), out=backend.put(np.zeros(10)))
+    assert np.array_equal(backend.get(out), 2.0 * x + 1.0)
+    assert uses_helpers(4, x, 3.0) == 9.0
+
+
+_BOTH = """
+import sys
+import numpy as np
+from types import SimpleNamespace
+from bsp import vertex_values
+from test_operators import uses_helpers
+for package in sys.argv[1:]:
+    part = SimpleNamespace(operator_package=package, xp=np, n_local=4)
+    print(vertex_values(part, uses_helpers, np.arange(4.0), 3.0, at=np.arange(4),
+                        out=np.zeros(4)).tolist())
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "kernels_cpu/atomics.py registers device functions for the CPU with inline='always'; once "
+    "such an overload is compiled, numba-cuda fails to type the same device function "
+    "(TypingError: mul(omitted(default=Undefined), ...))"))
+def test_device_functions_compile_for_the_cpu_then_the_gpu(tmp_path):
+    """One process compiling a functor with device functions for the CPU first (nothing cached:
+    a hybrid engine whose CPU partition computes first, a CPU run before a GPU run), then for
+    the GPU."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'tests'}",
+               NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _BOTH, "kernels_cpu", "tests.ptxcheck"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[:2] == ["[1.0, 3.0, 5.0, 7.0]"] * 2
+
+
+def define(source, **scope):
+    """The functions of `source`, made in one module-like namespace (file "functors.py")."""
+    exec(compile(textwrap.dedent(source), "functors.py", "exec"), scope)
+    return scope
+
+
+def test_code_key_follows_the_code():
+    """Same code, same key; another body, a helper's body (through device_function too) or a
+    global constant it reads changed: another key."""
+    base = """
+        LIMIT = 3
+        def helper(x):
+            return x + 1
+        def fn(v, x):
+            return helper(x[v]) < LIMIT
+    """
+    key = code_key(define(base)["fn"])
+    assert code_key(define(base)["fn"]) == key
+    assert code_key(define(base.replace("< LIMIT", "<= LIMIT"))["fn"]) != key
+    assert code_key(define(base.replace("x + 1", "x + 2"))["fn"]) != key
+    assert code_key(define(base.replace("LIMIT = 3", "LIMIT = 4"))["fn"]) != key
+    device = base.replace("def helper", "@device_function\n        def helper")
+    dkey = code_key(define(device, device_function=device_function)["fn"])
+    assert code_key(define(device.replace("x + 1", "x + 2"),
+                           device_function=device_function)["fn"]) != dkey
+
+
+_CACHED_RUN = """
+import sys
+import numpy as np
+from types import SimpleNamespace
+from bsp import vertex_values
+sys.path.insert(0, sys.argv[1])
+from functors import value
+part = SimpleNamespace(operator_package="kernels_cpu", xp=np, n_local=3)
+print(vertex_values(part, value, np.arange(3.0), at=np.arange(3), out=np.zeros(3)).tolist())
+"""
+
+
+def test_an_edited_functor_compiles_anew(tmp_path):
+    """The CPU kernels are cached on disk: after the functor's file changes, the next process
+    runs the new code, not the cached kernel of the old."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    functors = tmp_path / "functors.py"
+
+    def run(body):
+        functors.write_text(f"def value(v, x):\n    return {body}\n")
+        out = subprocess.run([sys.executable, "-c", _CACHED_RUN, str(tmp_path)], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout.strip()
+
+    assert run("x[v] + 1.0") == "[1.0, 2.0, 3.0]"
+    assert any((tmp_path / "cache").rglob("*.nbi"))      # the kernel went to the disk cache
+    assert run("x[v] * 10.0") == "[0.0, 10.0, 20.0]"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")
+def test_compile_only_then_launch_in_one_process(monkeypatch):
+    """The GPU backend compiled to PTX only (as tests/ptxcheck does), then launched on the
+    device in the same process: the stand-ins made for absent arguments while compiling only
+    (NumPy arrays) must not be handed to a launch."""
+    import cupy
+
+    import kernels_gpu.operators as gpu
+    x = np.arange(10.0) - 4.5
+    with monkeypatch.context() as m:
+        m.setattr(gpu, "COMPILE_ONLY", True)
+        gpu.map_vertices(positive, 10, None, (), (x,))
+    assert gpu.map_vertices(positive, 10, None, (), (cupy.asarray(x),), count=True) == 5
