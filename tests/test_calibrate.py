@@ -21,6 +21,7 @@ from bsp.transfer_model import (COMPACTION, ENGINES, FILTER, ZEROCOPY, Profile, 
 from kernels_cpu.stream import stream_gather, stream_offsets
 from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError
+from twins import backend  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -356,6 +357,27 @@ def test_importing_never_needs_cupy():
             "assert 'cupy' not in sys.modules")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_kernel_calls(backend):
+    """measure_kernels' two timed calls, given the arrays it gives them (int64 indptr, the
+    graph's indices), through every operator backend (tests/ptxcheck: the GPU backend compiles
+    them): one pull sets every rank from the in-degree, one push adds each source's share to
+    every target's residual."""
+    import importlib
+
+    import totem_py
+    from totem_py.calibrate import kernel_calls
+    g = totem_py.generate("rmat:8", seed=1, undirected=True)
+    ops = importlib.import_module(f"{backend.operators}.operators")
+    calls, (contrib, rank, share, residual) = kernel_calls(ops, backend.xp,
+                                                           backend.put(g.indptr), g.n_vertices)
+    assert sorted(calls) == ["edges", "rows"]
+    for call in calls.values():
+        call(backend.put(g.indices))
+    in_degree = np.bincount(g.indices, minlength=g.n_vertices)
+    assert np.allclose(backend.get(rank), 0.15 + 0.85 * in_degree, rtol=1e-12)
+    assert np.allclose(backend.get(residual), 1e-12 * in_degree, rtol=1e-12)
 
 
 @pytest.mark.gpu

@@ -282,25 +282,37 @@ def measure_zerocopy(gpu, quick):
                 misaligned=misaligned_Bps, buffer_bytes=nbytes)
 
 
+def kernel_calls(ops, xp, indptr, n):
+    """The two mappings measure_kernels times, as calls of an operator backend `ops`
+    (kernels_gpu.operators on a GPU; arrays of the array module `xp`) over every row of a CSR
+    of n rows, each taking the CSR's indices: "rows", PageRank's pull (its functors; a warp per
+    row on a GPU), and "edges", PageRank-Delta's push over a queue of every vertex (a thread per
+    edge). Also returns their state: (contributions, ranks, shares, residuals)."""
+    from totem_py.algorithms import pagerank, pagerank_delta
+    contrib, rank = xp.ones(n, xp.float32), xp.zeros(n, xp.float64)
+    share, residual = xp.full(n, 1e-12), xp.zeros(n)
+    queue = xp.arange(n, dtype=xp.int64)
+    calls = {"rows": lambda ind: ops.pull(pagerank.in_contribution, indptr, ind, None, 0, n,
+                                          (contrib, rank, 0.15, 0.85),
+                                          apply_fn=pagerank.new_rank),
+             "edges": lambda ind: ops.advance(pagerank_delta.push, indptr, ind, None, n, queue, n,
+                                              (), None, None, (residual, share, n))}
+    return calls, (contrib, rank, share, residual)
+
+
 def measure_kernels(gpu, quick):
     """Edge bytes per second of the engine's own kernels reading every row of an R-MAT graph
     (rmat:KERNEL_SCALE undirected) whose indices are in mapped host memory, and, for the
     record, in device memory: PageRank's pull (a warp per row: kernels over all rows) and
-    PageRank-Delta's push over a queue of every vertex (a thread per edge: frontier kernels)."""
+    PageRank-Delta's push over a queue of every vertex (a thread per edge: frontier kernels),
+    the GPU operators with the algorithms' functors."""
     import totem_py
+    import kernels_gpu.operators as ops
     from bsp.gpu import mapped_copy
-    from kernels_gpu.pagerank import pr_pull, prd_push
     cupy = gpu.cupy
     graph = totem_py.generate(f"rmat:{KERNEL_SCALE - quick}", seed=1, undirected=True)
-    n = graph.n_vertices
-    indptr = cupy.asarray(graph.indptr)
     placed = {"device": cupy.asarray(graph.indices), "mapped": mapped_copy(graph.indices)}
-    contrib, rank = cupy.ones(n, cupy.float32), cupy.zeros(n, cupy.float64)
-    queue, push = cupy.arange(n, dtype=cupy.int64), cupy.full(n, 1e-12)
-    residual, touched = cupy.zeros(n), cupy.zeros(2, cupy.int64)
-    kernels = {"rows": lambda ind: pr_pull(indptr, ind, contrib, rank, 0.15, 0.85),
-               "edges": lambda ind: prd_push(indptr, ind, n, push, residual, queue, n,
-                                             touched[:1], touched[1:])}
+    kernels, _ = kernel_calls(ops, cupy, cupy.asarray(graph.indptr), graph.n_vertices)
     rates = {}
     with gpu.stream:
         for kind, kernel in kernels.items():
