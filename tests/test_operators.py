@@ -388,22 +388,21 @@ def run_ops(backend, fn, arr, vals, slots):
     return backend.get(arr), backend.get(olds)
 
 
-PAIRS = {   # (element, value) pairs: every sign combination, the extremes, equal values
-    "float": [(5, 3), (3, 5), (5, -3), (-3, 5), (-3, -5), (-5, -3), (2.5, 2.5), (-2.5, -2.5),
-              (np.inf, -2.5), (-np.inf, 7), (np.inf, -np.inf), (1e300, -1e-300),
-              (-1e-300, 1e-300), (1e-300, 2e-300), (-1e-300, -2e-300)],
-    "int": [(5, 3), (3, 5), (-7, 2), (2, -7), (-7, -9), (-9, -7), (4, 4), ("min", "max"),
-            ("max", "min"), ("min", -1), ("max", 0)],
-}
-DTYPES = [np.float64, np.float32, np.int64, np.int32]
-
-
 def pairs(dtype):
-    def value(x):
-        return getattr(np.iinfo(dtype), x) if isinstance(x, str) else x
-    table = PAIRS["float" if np.dtype(dtype).kind == "f" else "int"]
-    return (np.array([value(a) for a, _ in table], dtype),
-            np.array([value(b) for _, b in table], dtype))
+    """(elements, values): every sign combination, the type's extremes, equal values."""
+    if np.dtype(dtype).kind == "f":
+        f = np.finfo(dtype)
+        table = [(5, 3), (3, 5), (5, -3), (-3, 5), (-3, -5), (-5, -3), (2.5, 2.5), (-2.5, -2.5),
+                 (np.inf, -2.5), (-np.inf, 7), (np.inf, -np.inf), (f.max, -f.tiny),
+                 (-f.tiny, f.tiny), (f.tiny, 2 * f.tiny), (-f.tiny, -2 * f.tiny), (-f.max, f.max)]
+    else:
+        i = np.iinfo(dtype)
+        table = [(5, 3), (3, 5), (-7, 2), (2, -7), (-7, -9), (-9, -7), (4, 4), (i.min, i.max),
+                 (i.max, i.min), (i.min, -1), (i.max, 0)]
+    return tuple(np.array(column, dtype) for column in zip(*table))
+
+
+DTYPES = [np.float64, np.float32, np.int64, np.int32]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
