@@ -20,7 +20,8 @@ def test_pull_splits_long_rows(backend):
     rng = np.random.default_rng(1)
     degrees = np.array([100_000, 0, 30_000, 5, 0, 1] + list(rng.integers(0, 50, 3000)))
     indptr = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
-    contrib = rng.random(4000).astype(np.float32)
+    # magnitudes 1e-30..1e30: sums inexact, so their order shows in the bits
+    contrib = (rng.random(4000) * 10.0 ** rng.integers(-30, 30, 4000)).astype(np.float32)
     indices = rng.integers(0, contrib.size, indptr[-1]).astype(np.int32)
     assert degrees[0] > 4 * EDGES_PER_BLOCK
     part, view = backend.part(degrees.size), backend.view(indptr, indices, degrees.size)
