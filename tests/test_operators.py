@@ -565,6 +565,25 @@ def test_code_key_follows_the_code():
                            device_function=device_function)["fn"]) != dkey
 
 
+def scaled_by(k):
+    def scaled(v, x):
+        return x[v] * k
+    return scaled
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "kernels_cpu/operators.py code_key hashes a functor's code and globals, not its closure: "
+    "functors from one factory get one kernel name, and the second loads the first's kernel "
+    "from the disk cache"))
+def test_functors_from_a_factory_keep_their_values():
+    """Functors made by a factory, differing only in the value they captured, each compute with
+    their own value."""
+    part, x = SimpleNamespace(operator_package="kernels_cpu", xp=np, n_local=3), np.arange(3.0)
+    for k in (2.0, 10.0):
+        out = vertex_values(part, scaled_by(k), x, at=np.arange(3), out=np.zeros(3))
+        assert out.tolist() == (k * x).tolist(), k
+
+
 _CACHED_RUN = """
 import sys
 import numpy as np
