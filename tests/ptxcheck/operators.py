@@ -6,6 +6,7 @@ the length of each call: the same process may launch the GPU backend on a real d
 import contextlib
 
 import numba.cuda.dispatcher
+import numpy as np
 
 import kernels_cpu.operators as cpu
 import kernels_gpu.operators as gpu
@@ -16,18 +17,18 @@ class _Device:
     compute_capability = gpu.COMPILE_CC
 
 
-_DUMMIES = {}       # the GPU backend's stand-ins for absent arguments, NumPy ones here
+_ARRAYS = [np.ndarray]      # the array type of the GPU backend's arguments here
 
 
 @contextlib.contextmanager
 def _compile_only():
-    saved = gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device
-    gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device = (
-        True, _DUMMIES, _Device)
+    saved = gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device
+    gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device = (
+        True, _ARRAYS, _Device)
     try:
         yield
     finally:
-        gpu.COMPILE_ONLY, gpu._DUMMY, numba.cuda.dispatcher.get_current_device = saved
+        gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device = saved
 
 
 def _both(name):
