@@ -266,6 +266,11 @@ def code_key(fn, seen=None):
             else:
                 h.update(repr(const).encode())
     walk(code)
+    for value in [c.cell_contents for c in fn.__closure__ or ()] + list(fn.__defaults__ or ()):
+        if inspect.isfunction(value) or hasattr(value, "py_func"):
+            h.update(code_key(value, seen).encode())
+        else:
+            h.update(repr(value).encode())      # a factory's k, a default's value
     for name in code.co_names:
         value = fn.__globals__.get(name)
         if callable(value) and (inspect.isfunction(value) or hasattr(value, "py_func")):

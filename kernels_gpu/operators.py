@@ -255,19 +255,24 @@ def _leaves(args, out):
     return out
 
 
-_ARRAYS = []     # the array types kernels take: cupy.ndarray (NumPy's where nothing launches)
-
-
 def _is_array(a):
-    """Whether `a` is an array argument (an isinstance check: reading CuPy's
-    __cuda_array_interface__ builds a dict, several microseconds)."""
-    if not _ARRAYS:
-        if SIMULATED or COMPILE_ONLY:
-            _ARRAYS.append(np.ndarray)
-        else:
-            import cupy
-            _ARRAYS.append(cupy.ndarray)
-    return isinstance(a, _ARRAYS[0])
+    """Whether `a` is an array argument: a CuPy array when launching, a NumPy one under the
+    simulator or COMPILE_ONLY (an isinstance check: reading CuPy's __cuda_array_interface__
+    builds a dict, several microseconds)."""
+    if SIMULATED or COMPILE_ONLY:
+        return isinstance(a, np.ndarray)
+    return isinstance(a, _cupy_array())
+
+
+def _cupy_array():
+    global _CUPY_ARRAY
+    if _CUPY_ARRAY is None:
+        import cupy
+        _CUPY_ARRAY = cupy.ndarray
+    return _CUPY_ARRAY
+
+
+_CUPY_ARRAY = None
 
 
 def _kind(a):

@@ -551,10 +551,6 @@ def scaled_by(k):
     return scaled
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kernels_cpu/operators.py code_key hashes a functor's code and globals, not its closure: "
-    "functors from one factory get one kernel name, and the second loads the first's kernel "
-    "from the disk cache"))
 def test_functors_from_a_factory_keep_their_values():
     """Functors made by a factory, differing only in the value they captured, each compute with
     their own value."""
@@ -596,9 +592,6 @@ def test_an_edited_functor_compiles_anew(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")
-@pytest.mark.xfail(strict=True, reason=(
-    "kernels_gpu/operators.py _is_array keeps the array type of the first call's mode (NumPy "
-    "when compiling only, CuPy when launching) for every later call"))
 def test_compile_only_then_launch_in_one_process(monkeypatch):
     """The GPU backend compiled to PTX only (COMPILE_ONLY, as tests/ptxcheck runs it), then
     launched on the device in the same process: what the compile-only calls set up (their

@@ -92,10 +92,12 @@ def run_ranks(argv, comm):
     from .backend import resolve_device
     from .errors import check_memory
     from .generators import graph_from_spec
-    from .harness import (choose_share, gpu_budget, make_algorithm, prepare_graph,
-                          placed_bytes, transfer_counts, traversed_edges)
+    from .algorithms import ALGORITHMS
+    from .harness import (check_result, choose_share, gpu_budget, make_algorithm,
+                          prepare_graph, placed_bytes, transfer_counts)
     from .progress import Progress
-    from .run import build_parser, check_options, output_files, print_report, write_outputs
+    from .run import (algorithm_values, build_parser, check_options, output_files,
+                      print_report, write_outputs)
 
     root = comm.rank == 0
     ranks = comm.size
@@ -129,10 +131,10 @@ def run_ranks(argv, comm):
     def load():
         progress.phase(f"loading {args.graph} on rank 0 of {ranks}")
         graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                                weighted=args.algorithm == "sssp")
+                                weighted=ALGORITHMS[args.algorithm].needs_weights)
         progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
-        alg, source = make_algorithm(args.algorithm, graph, args.source, args.iterations,
-                                     args.seed, args.tolerance)
+        alg, source = make_algorithm(args.algorithm, graph, seed=args.seed,
+                                     **algorithm_values(args))
         graph = prepare_graph(graph, alg)
         check_gpus(args.gpus, graph.n_vertices)
         cpu_share = share
@@ -196,14 +198,10 @@ def run_ranks(argv, comm):
     def report():
         verified = None
         if args.verify:
-            from .verify import verify
-            verify(alg.name, graph, values, source=source,
-                   sources=[source] if source is not None else None,
-                   iterations=getattr(alg, "iterations", None),
-                   tolerance=getattr(alg, "tolerance", None))
+            check_result(alg, graph, values)
             verified = True
         m = metrics(args, graph, alg, source, strategy, cpu_share, share == "auto", device, stats,
-                    everyone, values, prepare_s, verified, traversed_edges)
+                    everyone, values, prepare_s, verified)
         write_outputs(outputs, args, values, m)
         if not args.quiet:
             print_report(m)
@@ -255,7 +253,7 @@ def merge_records(per_rank):
 
 
 def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, everyone, values,
-            prepare_s, verified, traversed_edges):
+            prepare_s, verified):
     """The --json record of DESIGN.md, with `ranks`, `per_rank` and per-superstep `ranks`."""
     records = merge_records([r["records"] for r in everyone])
     trials = [max(r["times"][t] for r in everyone) for t in range(len(everyone[0]["times"]))]
@@ -281,8 +279,7 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, stats, 
             exchange_s=sum(s["exchange_s"] for s in steps),
             vote_s=sum(s["vote_s"] for s in steps),
             bytes_sent=int(sum(s["bytes_sent"] for s in steps))))
-    edges = traversed_edges(alg.name, graph, values, records,
-                            [source] if source is not None else [])
+    edges = alg.traversed_edges(graph, values, records)
     return dict(
         algorithm=alg.name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),

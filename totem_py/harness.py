@@ -12,9 +12,9 @@ import numpy as np
 from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
-from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
+from .algorithms import ALGORITHMS
 from .backend import resolve_device
-from .errors import InputError, check_stages
+from .errors import InputError, VerificationError, check_stages
 
 
 TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
@@ -35,35 +35,25 @@ def default_source(graph, seed=0):
     return int(np.random.default_rng(seed).choice(candidates))
 
 
-def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01):
-    """An Algorithm object from its name and options; returns (algorithm, source used)."""
+def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01, **options):
+    """An Algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
+    run's options, which its class's `from_options` takes what it needs from; returns
+    (algorithm, its source vertex or None). An Algorithm object passes through."""
     if isinstance(name, Algorithm):
-        return name, source
-    if name not in ALGORITHMS:
+        return name, getattr(name, "source", source)
+    cls = ALGORITHMS.get(name)
+    if cls is None:
         raise InputError(f"--algorithm must be one of {', '.join(ALGORITHMS)}, not {name!r}")
-    if name in ("bfs", "sssp", "bc"):
-        if graph.n_vertices == 0:
-            raise InputError(f"{name} needs a source vertex but the graph has no vertices")
-        if source is None:
-            source = default_source(graph, seed)
-        if not 0 <= source < graph.n_vertices:
-            raise InputError(f"--source {source} is outside the graph "
-                             f"(vertices 0..{graph.n_vertices - 1})")
-    if name == "bfs":
-        return BFS(source), source
-    if name == "sssp":
-        return SSSP(source), source
-    if name == "bc":
-        return BC([source]), source
-    if name == "pagerank":
-        if iterations < 1:
-            raise InputError(f"--iterations must be at least 1, got {iterations}")
-        return PageRank(iterations), None
-    if name == "pagerank_delta":
-        if not tolerance > 0:
-            raise InputError(f"--tolerance must be positive, got {tolerance}")
-        return PageRankDelta(tolerance), None
-    return ALGORITHMS[name](), None
+    alg = cls.from_options(graph, source=source, iterations=iterations, seed=seed,
+                           tolerance=tolerance, **options)
+    return alg, getattr(alg, "source", None)
+
+
+def check_result(alg, graph, values):
+    """The algorithm's verifier: VerificationError with its message if the result is wrong."""
+    problem = alg.verify(graph, values)
+    if problem:
+        raise VerificationError(problem)
 
 
 def prepare_graph(graph, algorithm):
@@ -88,22 +78,6 @@ def memory_stages(alg, directed=True):
     undirected graph), its run."""
     views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
     return ("partition",) + tuple(f"plan:{v}" for v in views) + (f"run:{alg.name}",)
-
-
-def traversed_edges(name, graph, values, records, sources):
-    """TEPS numerator: edges of the reached part for bfs/sssp/bc, |E| for cc, |E| x rounds."""
-    deg = graph.out_degree
-    if name == "bfs":
-        return int(deg[values >= 0].sum())
-    if name == "sssp":
-        return int(deg[np.isfinite(values)].sum())
-    if name == "bc":
-        return int(sum(r.get("frontier_edges", 0) for r in records) + deg[sources].sum())
-    if name == "pagerank":
-        return graph.n_edges * sum(1 for r in records)
-    if name == "pagerank_delta":    # the first step pushes from every vertex (tolerance < 1 - d)
-        return graph.n_edges + sum(r["frontier_edges"] for r in records)
-    return graph.n_edges
 
 
 def gpu_budget(device, gpu_memory):
@@ -194,19 +168,21 @@ def plan_key(plan):
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01):
+        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, **options):
     """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
     cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
     again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
     "hytgraph" or "off"); it changes speed only. `gpu_cache`: bytes of each GPU partition's budget
     for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream). `tolerance`:
-    PageRank-Delta's (totem_py/algorithms/pagerank_delta.py)."""
+    PageRank-Delta's (totem_py/algorithms/pagerank_delta.py); other `options` go to the
+    algorithm class's from_options (an algorithm's own options, as examples/khop.py's `k`)."""
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
     check_hub_sort(hub_sort)
-    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance)
+    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance,
+                                 **options)
     graph = prepare_graph(graph, alg)
     check_gpus(gpus, graph.n_vertices)
     strategy = partition
@@ -275,13 +251,10 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     verified = None
     name = alg.name
     if verify:
-        from .verify import verify as _verify
-        _verify(name, graph, values, source=source, sources=[source] if source is not None else None,
-                iterations=getattr(alg, "iterations", None),
-                tolerance=getattr(alg, "tolerance", None))
+        check_result(alg, graph, values)
         verified = True
     time_s = statistics.median(times)
-    edges = traversed_edges(name, graph, values, records, [source] if source is not None else [])
+    edges = alg.traversed_edges(graph, values, records)
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):

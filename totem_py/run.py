@@ -51,7 +51,8 @@ def build_parser():
                    help="file (.txt/.el/.csv/.wel/.mtx/.gr/.npz, .gz ok) or rmat:SCALE[:EF] / "
                         f"uniform:SCALE[:EF] (default {DEFAULT_GRAPH})")
     p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
-    p.add_argument("--algorithm", default="bfs", help="bfs, pagerank, sssp, cc, bc, pagerank_delta")
+    from .algorithms import ALGORITHMS
+    p.add_argument("--algorithm", default="bfs", help=", ".join(ALGORITHMS) + " (default bfs)")
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
     p.add_argument("--hub-sort", default="degree",
                    help="local order inside each partition: degree (every vertex by out-degree, "
@@ -64,7 +65,9 @@ def build_parser():
                         "(the share TOTEM's performance model predicts fastest, from two "
                         "calibration runs)")
     p.add_argument("--gpus", type=int, default=1, help="number of GPU partitions")
-    p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
+    p.add_argument("--device", default="auto",
+                   help="auto, gpu, emulated, cpu, or simulated (GPU partitions run the GPU "
+                        "operators under numba-cuda's simulator: small graphs only)")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
     p.add_argument("--transfer", default="auto",
                    help="auto (edges over the GPU budget stream from host memory, each chunk by "
@@ -77,11 +80,8 @@ def build_parser():
                    help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
                         "streamed rows, read by frontier kernels (bfs top-down, sssp, bc); only "
                         "meaningful when edges stream (default 0: no cache)")
-    p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
-    p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
-    p.add_argument("--tolerance", type=float, default=0.01,
-                   help="pagerank_delta: a vertex is active while its residual exceeds "
-                        "tolerance / n (default 0.01)")
+    for flag, kwargs in algorithm_options().items():
+        p.add_argument(flag, **kwargs)
     p.add_argument("--trials", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -93,6 +93,23 @@ def build_parser():
                    help="under mpirun: stop every rank when a superstep waits longer than this "
                         "for another rank (default: no limit)")
     return p
+
+
+def algorithm_options():
+    """The registered algorithms' command-line options, each flag once (the first
+    declaration's keywords)."""
+    from .algorithms import ALGORITHMS
+    options = {}
+    for cls in ALGORITHMS.values():
+        for option in cls.options:
+            options.setdefault(option.flag, option.kwargs)
+    return options
+
+
+def algorithm_values(args):
+    """The values of the algorithms' options, by name, for Algorithm.from_options."""
+    return {flag.lstrip("-").replace("-", "_"): getattr(args, flag.lstrip("-").replace("-", "_"))
+            for flag in algorithm_options()}
 
 
 def check_options(args, device):
@@ -163,17 +180,16 @@ def main(argv=None):
         without_warning()
     progress = Progress(enabled=False if args.quiet else None)
     progress.phase(f"loading {args.graph}")
+    cls = ALGORITHMS[args.algorithm]
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                            weighted=args.algorithm == "sssp",
-                            nonnegative=args.algorithm == "sssp",
-                            then=memory_stages(ALGORITHMS[args.algorithm]))
+                            weighted=cls.needs_weights, nonnegative=cls.needs_weights,
+                            then=memory_stages(cls))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
-                 gpus=args.gpus, device=args.device, source=args.source,
-                 iterations=args.iterations, trials=args.trials, threads=args.threads,
+                 gpus=args.gpus, device=args.device, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
-                 gpu_cache=cache, tolerance=args.tolerance)
+                 gpu_cache=cache, **algorithm_values(args))
     write_outputs(outputs, args, result.values, result.metrics)
     if not args.quiet:
         print_report(result.metrics)

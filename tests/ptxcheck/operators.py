@@ -6,7 +6,6 @@ the length of each call: the same process may launch the GPU backend on a real d
 import contextlib
 
 import numba.cuda.dispatcher
-import numpy as np
 
 import kernels_cpu.operators as cpu
 import kernels_gpu.operators as gpu
@@ -17,18 +16,14 @@ class _Device:
     compute_capability = gpu.COMPILE_CC
 
 
-_ARRAYS = [np.ndarray]      # the array type of the GPU backend's arguments here
-
-
 @contextlib.contextmanager
 def _compile_only():
-    saved = gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device
-    gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device = (
-        True, _ARRAYS, _Device)
+    saved = gpu.COMPILE_ONLY, numba.cuda.dispatcher.get_current_device
+    gpu.COMPILE_ONLY, numba.cuda.dispatcher.get_current_device = True, _Device
     try:
         yield
     finally:
-        gpu.COMPILE_ONLY, gpu._ARRAYS, numba.cuda.dispatcher.get_current_device = saved
+        gpu.COMPILE_ONLY, numba.cuda.dispatcher.get_current_device = saved
 
 
 def _both(name):
