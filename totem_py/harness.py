@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import kernels_cpu
 from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
@@ -303,6 +304,6 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         collect_s=statistics.median(collect_s),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,
-        transfer=transfer_summary(engine, records, h2d),
+        transfer=transfer_summary(engine, records, h2d), threads=kernels_cpu.threads(),
         verified=verified)
     return Result(values, metrics, plan)
