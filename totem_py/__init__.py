@@ -10,8 +10,9 @@ Importing the package never touches CUDA or MPI.
 
 from .errors import InputError, VerificationError
 from .graph import Graph
+from .harness import Result, run
 
-__all__ = ["Graph", "InputError", "VerificationError", "load", "generate", "run"]
+__all__ = ["Graph", "InputError", "Result", "VerificationError", "load", "generate", "run"]
 __version__ = "0.1.0"
 
 
@@ -25,10 +26,3 @@ def generate(spec, seed=0, undirected=False, weighted=False):
     """Generate `rmat:SCALE[:EF]` or `uniform:SCALE[:EF]`."""
     from .generators import generate as _generate
     return _generate(spec, seed=seed, undirected=undirected, weighted=weighted)
-
-
-def run(graph, algorithm="bfs", **options):
-    """Partition `graph`, run `algorithm` (a name or a bsp.Algorithm object) and return a Result
-    with `.values` (per-vertex array by global id) and `.metrics` (the --json record)."""
-    from .harness import run as _run
-    return _run(graph, algorithm, **options)

@@ -13,6 +13,7 @@ import kernels_cpu
 from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
+from . import reference
 from .algorithms import ALGORITHMS, BC, BFS, SSSP, PageRank, PageRankDelta
 from .backend import resolve_device
 from .errors import InputError, check_stages
@@ -28,23 +29,71 @@ class Result:
     plan: object = None
 
 
+def weak_components(graph):
+    """Union-find root of every vertex's weakly connected component (Afforest's links over every
+    out-edge, kernels_cpu/cc.py); roots are the smallest ids of their components."""
+    from kernels_cpu import cc
+    comp = np.arange(graph.n_vertices, dtype=np.int64)
+    for r in range(cc.SAMPLE):
+        cc.cc_link_sample(graph.indptr, graph.indices, graph.n_vertices, comp, r)
+    cc.cc_link_rest(graph.indptr, graph.indices, graph.n_vertices, comp, -1)
+    cc.cc_compress(comp)
+    return comp
+
+
 def default_source(graph, seed=0):
-    """A seeded random vertex with out-degree > 0 (vertex 0 if there is none)."""
-    candidates = np.flatnonzero(graph.out_degree > 0)
-    if candidates.size == 0:
+    """A seeded random vertex with out-degree > 0 in the largest weakly connected component, so
+    that a traversal from it reaches a large part of the graph (vertex 0 if there is no edge)."""
+    comp = weak_components(graph)
+    has_edges = graph.out_degree > 0
+    if not has_edges.any():
         return 0
+    giant = np.argmax(np.bincount(comp[has_edges]))
+    candidates = np.flatnonzero(has_edges & (comp == giant))
     return int(np.random.default_rng(seed).choice(candidates))
 
 
-def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01):
+def bc_sources(graph, sources, seed=0):
+    """The sources of bc from `sources`: K (K distinct vertices drawn at random with `seed`, as
+    networkx's k; every vertex when K >= n), "all", or a list of distinct vertices."""
+    n = graph.n_vertices
+    if isinstance(sources, str):
+        if sources != "all":
+            raise InputError(f"--sources must be K, all or a list of vertices, not {sources!r}")
+        return list(range(n))
+    if np.ndim(sources) == 0:
+        k = int(sources)
+        if k < 1:
+            raise InputError(f"--sources must be at least 1, got {k}")
+        if k >= n:
+            return list(range(n))
+        return sorted(np.random.default_rng(seed).choice(n, k, replace=False).tolist())
+    sources = [int(s) for s in sources]
+    for s in sources:
+        if not 0 <= s < n:
+            raise InputError(f"--sources: vertex {s} is outside the graph (vertices 0..{n - 1})")
+    if len(set(sources)) != len(sources):
+        raise InputError("--sources lists a vertex twice")
+    if not sources:
+        raise InputError("--sources lists no vertex")
+    return sources
+
+
+def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01, sources=None):
     """An Algorithm object from its name and options; returns (algorithm, source used)."""
     if isinstance(name, Algorithm):
         return name, source
     if name not in ALGORITHMS:
         raise InputError(f"--algorithm must be one of {', '.join(ALGORITHMS)}, not {name!r}")
+    if name in ("bfs", "sssp", "bc") and graph.n_vertices == 0:
+        raise InputError(f"{name} needs a source vertex but the graph has no vertices")
+    if sources is not None:
+        if name != "bc":
+            raise InputError(f"--sources is for bc; {name} takes one --source")
+        if source is not None:
+            raise InputError("bc takes --source or --sources, not both")
+        return BC(bc_sources(graph, sources, seed)), None
     if name in ("bfs", "sssp", "bc"):
-        if graph.n_vertices == 0:
-            raise InputError(f"{name} needs a source vertex but the graph has no vertices")
         if source is None:
             source = default_source(graph, seed)
         if not 0 <= source < graph.n_vertices:
@@ -195,19 +244,41 @@ def plan_key(plan):
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01):
-    """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
-    cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
-    again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
-    "hytgraph" or "off"); it changes speed only. `gpu_cache`: bytes of each GPU partition's budget
-    for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream). `tolerance`:
-    PageRank-Delta's (totem_py/algorithms/pagerank_delta.py)."""
+        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, sources=None,
+        normalized=False):
+    """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
+    result by vertex id (DESIGN.md, "Results"; reference.py states each algorithm's), `.metrics`,
+    the --json record, and `.plan`. The keywords are the command's options (`python -m
+    totem_py.run --help`):
+
+    algorithm: "bfs", "pagerank", "sssp", "cc", "bc", "pagerank_delta" or a bsp.Algorithm.
+    partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
+    cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
+        fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
+    gpus: number of GPU partitions. device: "auto", "gpu", "emulated" or "cpu".
+    source: root of bfs, sssp and bc (default: a seeded random vertex of the largest weakly
+        connected component). sources: bc's sources instead: K random ones, "all" or a list;
+        normalized: bc divided as networkx's betweenness_centrality (reference.betweenness_scale).
+    iterations: PageRank's rounds. tolerance: PageRank-Delta's (pagerank_delta.py).
+    trials: timed runs after one untimed warm-up (the median is reported). threads: CPU threads.
+    seed: of the default source and the partitioner. verify: check the result (raises
+        VerificationError). progress: a totem_py.progress.Progress, or None.
+    gpu_memory: bytes of graph data per GPU partition; transfer: "auto", "resident",
+        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
+        bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
+    hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
+    plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
+        count, seed and hub_sort, reused (with its engines) instead of partitioning again.
+    """
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
     check_hub_sort(hub_sort)
-    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance)
+    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance,
+                                 sources)
+    if normalized and alg.name != "bc":
+        raise InputError(f"--normalized is for bc, not {alg.name}")
     graph = prepare_graph(graph, alg)
     check_gpus(gpus, graph.n_vertices)
     strategy = partition
@@ -277,12 +348,15 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     name = alg.name
     if verify:
         from .verify import verify as _verify
-        _verify(name, graph, values, source=source, sources=[source] if source is not None else None,
+        _verify(name, graph, values, source=source, sources=getattr(alg, "sources", None),
                 iterations=getattr(alg, "iterations", None),
                 tolerance=getattr(alg, "tolerance", None))
         verified = True
+    if normalized:
+        values = values * reference.betweenness_scale(graph.n_vertices, alg.sources)
     time_s = statistics.median(times)
-    edges = traversed_edges(name, graph, values, records, [source] if source is not None else [])
+    edges = traversed_edges(name, graph, values, records,
+                            getattr(alg, "sources", [source] if source is not None else []))
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):
@@ -297,7 +371,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         cpu_share_model=model, gpus=gpus, device=device,
         transfer_mode=transfer, gpu_cache=int(gpu_cache),
-        source=source, iterations=getattr(alg, "iterations", None),
+        source=source, sources=getattr(alg, "sources", None), normalized=bool(normalized),
+        iterations=getattr(alg, "iterations", None),
         tolerance=getattr(alg, "tolerance", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,

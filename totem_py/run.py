@@ -82,11 +82,27 @@ def build_parser():
     p.add_argument("--tolerance", type=float, default=0.01,
                    help="pagerank_delta: a vertex is active while its residual exceeds "
                         "tolerance / n (default 0.01)")
-    p.add_argument("--trials", type=int, default=1)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sources", default=None, metavar="K|all|LIST",
+                   help="bc: K distinct random sources (seeded), all, or a comma-separated "
+                        "list of vertices, e.g. 3,17 (default: one source, --source)")
+    p.add_argument("--normalized", action="store_true",
+                   help="bc: divide by the number of source-target pairs a path through the "
+                        "vertex could join, as networkx's betweenness_centrality for directed "
+                        "graphs")
+    p.add_argument("--relabel", action="store_true",
+                   help="drop the vertices that are in no edge and number the rest 0..n-1 in id "
+                        "order (an edge list's largest id + 1 is otherwise the vertex count); "
+                        "--source, --sources and the results keep the original ids")
+    p.add_argument("--trials", type=int, default=1,
+                   help="timed runs after one untimed warm-up; the median is reported (default 1)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for the kernels (default: every core Numba sees)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the generators, the default source and the partitioner's "
+                        "random choices (default 0)")
     p.add_argument("--verify", action="store_true", help="check the result with the verifier")
-    p.add_argument("--output", default=None, help="write the per-vertex result (.npy)")
+    p.add_argument("--output", default=None,
+                   help="write the per-vertex result: FILE.csv as vertex,value lines, else .npy")
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
@@ -129,7 +145,7 @@ def output_files(args):
 
 def write_outputs(outputs, args, values, metrics):
     """The per-vertex result and the metrics, all or nothing."""
-    writers = [lambda f: np.save(f, values)] if args.output else []
+    writers = [lambda f: save_values(f, args.output, values)] if args.output else []
     if args.json:
         writers.append(lambda f: f.write(json.dumps(metrics, indent=1).encode()))
     outputs.write(writers)
@@ -168,16 +184,82 @@ def main(argv=None):
                             nonnegative=args.algorithm == "sssp",
                             then=memory_stages(ALGORITHMS[args.algorithm]))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
+    ids, n_ids = None, graph.n_vertices
+    if args.relabel:
+        graph, ids = graph.compacted()
+        progress.phase(f"relabelled: {graph.n_vertices} of {n_ids} ids are in edges")
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
-                 gpus=args.gpus, device=args.device, source=args.source,
+                 gpus=args.gpus, device=args.device, source=new_ids(ids, args.source, "--source"),
+                 sources=new_ids(ids, parse_sources(args.sources), "--sources"),
+                 normalized=args.normalized,
                  iterations=args.iterations, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
                  gpu_cache=cache, tolerance=args.tolerance)
-    write_outputs(outputs, args, result.values, result.metrics)
+    values = result.values
+    if ids is not None:
+        values = original_ids(result.metrics, values, ids, n_ids)
+    write_outputs(outputs, args, values, result.metrics)
     if not args.quiet:
         print_report(result.metrics)
     return 0
+
+
+def parse_sources(text):
+    """--sources: "all", K, or a list (which has a comma)."""
+    if text is None or text == "all":
+        return text
+    try:
+        items = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise InputError(f"--sources must be K, all or comma-separated vertices, "
+                         f"not {text!r}") from None
+    return items if "," in text else items[0] if items else text
+
+
+def new_ids(ids, vertices, option):
+    """--source or a --sources list in the ids of the relabelled graph (K and all pass as they
+    are)."""
+    if ids is None or vertices is None or isinstance(vertices, str) or (
+            option == "--sources" and np.ndim(vertices) == 0):
+        return vertices
+    old = np.atleast_1d(np.asarray(vertices, dtype=np.int64))
+    new = np.searchsorted(ids, old)
+    missing = (new >= ids.size) | (ids[np.minimum(new, ids.size - 1)] != old)
+    if missing.any():
+        raise InputError(f"{option}: vertex {old[missing][0]} is in no edge, so --relabel drops it")
+    return int(new[0]) if np.ndim(vertices) == 0 else new.tolist()
+
+
+def original_ids(metrics, values, ids, n_ids):
+    """A --relabel run's per-vertex values and sources back under the original ids: a vertex in
+    no edge gets what such a vertex gets in any run (unreached, its own component, no
+    betweenness); PageRank gives it no rank (0), since it was not part of the graph."""
+    name = metrics["algorithm"]
+    if name == "cc":
+        out = np.arange(n_ids, dtype=values.dtype)      # labels are smallest ids: map them too
+        out[ids] = ids[values]
+        values = out
+    else:
+        fill = {"bfs": -1, "sssp": np.inf}.get(name, 0)
+        out = np.full(n_ids, fill, dtype=values.dtype)
+        out[ids] = values
+        values = out
+    if metrics.get("source") is not None:
+        metrics["source"] = int(ids[metrics["source"]])
+    if metrics.get("sources") is not None:
+        metrics["sources"] = ids[metrics["sources"]].tolist()
+    metrics["relabel"] = dict(vertex_ids=n_ids)
+    return values
+
+
+def save_values(f, path, values):
+    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy."""
+    if not str(path).lower().endswith(".csv"):
+        return np.save(f, values)
+    f.write(b"vertex,value\n")
+    fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
+    np.savetxt(f, np.column_stack([np.arange(values.size), values]).astype(object), fmt=fmt)
 
 
 def print_report(m):
@@ -219,9 +301,24 @@ def cli(argv=None):
     """The command; under mpirun/mpiexec with more than one rank, totem_py.distributed runs it
     across the ranks."""
     if launched_ranks() != 1:
+        refused = launched_ranks() > 1 and exit_code(single_process_only, argv)
+        if refused:
+            return refused
         from .distributed import cli as mpi_cli
         return mpi_cli(argv, single=_cli)
     return _cli(argv)
+
+
+def single_process_only(argv):
+    """Refuse the options the MPI run does not take yet (bad usage is left to it to report)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except InputError:
+        return 0
+    for option in ("relabel", "sources", "normalized"):
+        if getattr(args, option) not in (None, False):
+            raise InputError(f"--{option} works in one process only, not under mpirun")
+    return 0
 
 
 def _cli(argv=None):
