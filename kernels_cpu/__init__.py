@@ -9,8 +9,14 @@ user's environment leaves open (a variable the user set is kept):
   where nothing else is runnable (`wait_policy`). libgomp reads it once, when it is loaded.
 - NUMBA_THREADING_LAYER: omp where Numba's OpenMP layer loads, else workqueue; never TBB by
   accident (TBB's idle threads spin in sched_yield whatever the wait policy says).
+- where compiled kernels are cached (unless NUMBA_CACHE_DIR is set): `cache_dir()`, by the
+  source file's path inside the project and a hash of its contents, so that a reinstall, or a
+  switch between an editable and a regular install, finds the kernels it compiled before
+  (Numba's own cache sits beside the installed files and starts empty in a new install).
 """
 
+import functools
+import hashlib
 import os
 import time
 
@@ -62,6 +68,52 @@ def threading_layer():
     return "omp"
 
 
+PACKAGES = ("bsp", "kernels_cpu", "kernels_gpu", "partitioners", "totem_py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cache_dir():
+    """~/.cache/totem_py/numba, or under $XDG_CACHE_HOME."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "totem_py", "numba")
+
+
+@functools.lru_cache(maxsize=None)
+def _contents_hash(path, mtime, size):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def cache_by_contents():
+    """Put a locator first in Numba's list that caches this project's kernels under
+    cache_dir()/<module path>/<contents hash>; files of other projects go to Numba's own."""
+    from numba.core import caching
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    base = (getattr(caching, "UserProvidedCacheLocator", None)
+            or caching._UserProvidedCacheLocator)
+
+    class ContentsLocator(base):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            st = os.stat(py_file)
+            module = os.path.splitext(os.path.relpath(py_file, ROOT))[0]
+            self._cache_path = os.path.join(cache_dir(), module,
+                                            _contents_hash(py_file, st.st_mtime, st.st_size))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                rel = os.path.relpath(os.path.abspath(py_file), ROOT)
+            except ValueError:      # another drive
+                return None
+            if rel.split(os.sep)[0] not in PACKAGES:
+                return None
+            return super(base, cls).from_function(py_func, py_file)   # exists and writable
+
+    impl._locator_classes.insert(0, ContentsLocator)
+
+
 def threads():
     """What the --json record says of the CPU threads: Numba's threading layer, the wait policy
     and the thread count."""
@@ -79,3 +131,5 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 import numba  # noqa: E402
 
 numba.config.THREADING_LAYER = os.environ["NUMBA_THREADING_LAYER"]
+if "NUMBA_CACHE_DIR" not in os.environ:
+    cache_by_contents()
