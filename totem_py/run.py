@@ -10,7 +10,6 @@ import json
 import math
 import os
 import sys
-import types
 
 import numpy as np
 
@@ -344,17 +343,6 @@ def exit_code(command, argv=None):
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
 
-
-class _CallableModule(types.ModuleType):
-    """Importing this module makes it the package attribute `totem_py.run`, where the API
-    function of the same name lives; calling the module keeps `totem_py.run(graph, ...)` working."""
-
-    def __call__(self, graph, algorithm="bfs", **options):
-        from .harness import run
-        return run(graph, algorithm, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
     sys.exit(cli())
