@@ -3,8 +3,8 @@
 Every kernel is `@njit(parallel=True, nogil=True, cache=True)` where it loops over vertices or
 edges; `kernels_gpu/` holds the CUDA twins with the same module and function names.
 
-Importing this package settles, before Numba starts its thread pool, what a
-user's environment leaves open (a variable the user set is kept):
+Importing this package settles, before Numba starts its thread pool, what a user's environment
+leaves open (a variable the user set is kept):
 - OMP_WAIT_POLICY: passive (idle threads sleep), or active (they spin) on machines of 8+ cores
   where nothing else is runnable (`wait_policy`). libgomp reads it once, when it is loaded.
 - NUMBA_THREADING_LAYER: omp where Numba's OpenMP layer loads, else workqueue; never TBB by
@@ -88,9 +88,14 @@ def cache_by_contents():
     """Put a locator first in Numba's list that caches this project's kernels under
     cache_dir()/<module path>/<contents hash>; files of other projects go to Numba's own."""
     from numba.core import caching
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
-    base = (getattr(caching, "UserProvidedCacheLocator", None)
-            or caching._UserProvidedCacheLocator)
+    try:        # the names of recent Numba, then the private ones of older versions
+        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+        base = (getattr(caching, "UserProvidedCacheLocator", None)
+                or caching._UserProvidedCacheLocator)
+    except AttributeError:      # a Numba without them: its own cache, beside the files
+        return
+    if any(c.__name__ == "ContentsLocator" for c in impl._locator_classes):
+        return
 
     class ContentsLocator(base):
         def __init__(self, py_func, py_file):
