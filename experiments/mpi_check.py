@@ -1,6 +1,6 @@
 """Do R MPI ranks give the same results as one process? One command, through the public CLI:
 
-    python -m experiments.mpi_check [--ranks 2] [--graph rmat:20] [--device gpu] ...
+    python -m experiments.mpi_check [--ranks 2] [--graph rmat:20] [--device auto] ...
 
 For every algorithm it runs `python -m totem_py.run` once in one process and once under
 `mpirun -n R --bind-to none` with the same options, compares the two `--output` arrays (bfs, cc
@@ -53,7 +53,7 @@ def main(argv=None):
     ap.add_argument("--graph", default="rmat:20")
     ap.add_argument("--directed", action="store_true", help="do not pass --undirected")
     ap.add_argument("--algorithms", default="bfs,sssp,cc,pagerank,bc")
-    ap.add_argument("--device", default="gpu")
+    ap.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     ap.add_argument("--partition", default="HIGH")
     ap.add_argument("--cpu-share", default="0.5")
     ap.add_argument("--gpus", default="1", help="GPU partitions per process (per rank)")

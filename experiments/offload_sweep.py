@@ -252,7 +252,9 @@ def print_table(records, file=sys.stdout):
 def parse_args(argv):
     from totem_py.run import parse_bytes
     p = argparse.ArgumentParser(prog="python -m experiments.offload_sweep",
-                                description=__doc__.split("\n")[0])
+                                description=__doc__.split("\n\n")[0],
+                                epilog="Writes OUT/sweep.jsonl (one --json record per run) and, "
+                                       "with --plot, the figures; see the module's docstring.")
     p.add_argument("--graph", default="rmat:24", help="rmat:S[:EF], uniform:S[:EF] or a file")
     p.add_argument("--undirected", action="store_true", default=True,
                    help="add the reverse of every edge (the default)")
@@ -260,16 +262,21 @@ def parse_args(argv):
                    help="keep the graph as generated or read")
     p.add_argument("--algorithm", "--algorithms", dest="algorithms", default="bfs,pagerank",
                    help="one or more, comma-separated")
-    p.add_argument("--partitions", default="HIGH,LOW,RAND")
-    p.add_argument("--cpu-shares", default=DEFAULT_SHARES)
-    p.add_argument("--gpus", type=int, default=1)
+    p.add_argument("--partitions", default="HIGH,LOW,RAND", help="comma-separated strategies")
+    p.add_argument("--cpu-shares", default=DEFAULT_SHARES,
+                   help=f"comma-separated fractions of the edges on the CPU "
+                        f"(default {DEFAULT_SHARES})")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPU partitions")
     p.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
     p.add_argument("--source", type=int, default=None, help="root for bfs/sssp/bc")
     p.add_argument("--iterations", type=int, default=5, help="PageRank rounds")
-    p.add_argument("--trials", type=int, default=3)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trials", type=int, default=3,
+                   help="timed runs per configuration after one untimed warm-up (default 3)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads (default: every core Numba sees)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the generator, the default source and the partitioner")
     p.add_argument("--time-limit", type=float, default=540,
                    help="seconds since start: begin no plan that would likely end past this "
                         "(0: no limit)")

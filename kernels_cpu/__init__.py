@@ -2,18 +2,139 @@
 
 Every kernel is `@njit(parallel=True, nogil=True, cache=True)` where it loops over vertices or
 edges; `kernels_gpu/` holds the CUDA twins with the same module and function names.
+
+Importing this package settles, before Numba starts its thread pool, what a user's environment
+leaves open (a variable the user set is kept):
+- OMP_WAIT_POLICY: passive (idle threads sleep), or active (they spin) on machines of 8+ cores
+  where nothing else is runnable (`wait_policy`). libgomp reads it once, when it is loaded.
+- NUMBA_THREADING_LAYER: omp where Numba's OpenMP layer loads, else workqueue; never TBB by
+  accident (TBB's idle threads spin in sched_yield whatever the wait policy says).
+- where compiled kernels are cached (unless NUMBA_CACHE_DIR is set): `cache_dir()`, by the
+  source file's path inside the project and a hash of its contents, so that a reinstall, or a
+  switch between an editable and a regular install, finds the kernels it compiled before
+  (Numba's own cache sits beside the installed files and starts empty in a new install).
 """
 
+import functools
+import hashlib
 import os
+import time
 
 SPIN_CORES = 8
 
-# Idle OpenMP workers either spin or sleep. A superstep launches tens of small kernels, and waking a
-# sleeping team costs tens of microseconds per launch: on a 16-core H200 host spinning workers
-# made hybrid runs 1.3-1.7x faster (rmat:24: SSSP HIGH 0.5 497 -> 332 ms, BFS 17.6 -> 10.0 ms).
-# Spinning workers cost milliseconds per launch as soon as anything else competes for the cores
-# (2.5 ms vs 11 us per launch on a loaded 2-core machine), so machines of fewer than 8 cores keep
-# them asleep. Set OMP_WAIT_POLICY to override. It must be set before Numba starts its
-# thread pool, i.e. before the first kernel.
-os.environ.setdefault("OMP_WAIT_POLICY", "active" if (os.cpu_count() or 1) >= SPIN_CORES
-                      else "passive")
+# Why (measured with the engine; one line each):
+# - spin on big idle machines: 1.3-1.7x faster hybrid runs on 16 cores (rmat:24 SSSP 497 -> 332 ms)
+# - sleep otherwise: spinning cost 2.5 ms per launch (11 us asleep) on a loaded 2-core machine
+# - not TBB: idle TBB threads spin anyway; a test beside an idle TBB process 147-256 s (18 s alone)
+
+
+def _cores():
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def other_load(looks=3, gap_s=0.01):
+    """Runnable tasks on the machine other than this process: the fewest of a few looks at
+    /proc/loadavg (a CPU-bound process is runnable at every look); None where it cannot be read."""
+    seen = []
+    try:
+        for look in range(looks):
+            if look:
+                time.sleep(gap_s)
+            with open("/proc/loadavg") as f:
+                seen.append(int(f.read().split()[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        return None
+    return min(seen)
+
+
+def wait_policy(cores=None, load=None):
+    """OMP_WAIT_POLICY for this machine: active only with SPIN_CORES cores or more and no other
+    runnable task seen, else passive."""
+    cores = _cores() if cores is None else cores
+    if cores < SPIN_CORES:
+        return "passive"
+    load = other_load() if load is None else load
+    return "active" if load == 0 else "passive"
+
+
+def threading_layer():
+    """omp where Numba's OpenMP layer loads (libgomp; Intel OpenMP on macOS), else workqueue."""
+    try:
+        from numba.np.ufunc import omppool  # noqa: F401
+    except ImportError:
+        return "workqueue"
+    return "omp"
+
+
+PACKAGES = ("bsp", "kernels_cpu", "kernels_gpu", "partitioners", "totem_py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cache_dir():
+    """~/.cache/totem_py/numba, or under $XDG_CACHE_HOME."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "totem_py", "numba")
+
+
+@functools.lru_cache(maxsize=None)
+def _contents_hash(path, mtime, size):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def cache_by_contents():
+    """Put a locator first in Numba's list that caches this project's kernels under
+    cache_dir()/<module path>/<contents hash>; files of other projects go to Numba's own."""
+    from numba.core import caching
+    try:        # the names of recent Numba, then the private ones of older versions
+        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+        base = (getattr(caching, "UserProvidedCacheLocator", None)
+                or caching._UserProvidedCacheLocator)
+    except AttributeError:      # a Numba without them: its own cache, beside the files
+        return
+    if any(c.__name__ == "ContentsLocator" for c in impl._locator_classes):
+        return
+
+    class ContentsLocator(base):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            st = os.stat(py_file)
+            module = os.path.splitext(os.path.relpath(py_file, ROOT))[0]
+            self._cache_path = os.path.join(cache_dir(), module,
+                                            _contents_hash(py_file, st.st_mtime, st.st_size))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            try:
+                rel = os.path.relpath(os.path.abspath(py_file), ROOT)
+            except ValueError:      # another drive
+                return None
+            if rel.split(os.sep)[0] not in PACKAGES:
+                return None
+            return super(base, cls).from_function(py_func, py_file)   # exists and writable
+
+    impl._locator_classes.insert(0, ContentsLocator)
+
+
+def threads():
+    """What the --json record says of the CPU threads: Numba's threading layer, the wait policy
+    and the thread count."""
+    count = numba.get_num_threads()     # starts the thread pool if no kernel has yet
+    return dict(layer=numba.threading_layer(), wait_policy=os.environ.get("OMP_WAIT_POLICY"),
+                count=count)
+
+
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = wait_policy()
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    os.environ["NUMBA_THREADING_LAYER"] = threading_layer()
+# Numba may have been imported already (it reads its configuration at import, and again only
+# when it compiles): hand it the value directly too
+import numba  # noqa: E402
+
+numba.config.THREADING_LAYER = os.environ["NUMBA_THREADING_LAYER"]
+if "NUMBA_CACHE_DIR" not in os.environ:
+    cache_by_contents()

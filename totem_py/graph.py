@@ -102,6 +102,86 @@ class Graph:
         w = None if self.weights is None else np.concatenate([self.weights, self.weights])
         return Graph.from_edges(src, dst, self.n_vertices, w, self.spec, directed=False)
 
+    def compacted(self):
+        """(graph, ids): this graph without the vertices that are in no edge, the others renumbered
+        in increasing id order; `ids[new_id]` is the old id (`--relabel`)."""
+        present = np.zeros(self.n_vertices, dtype=bool)
+        present[self.indices] = True
+        present[self.out_degree > 0] = True
+        ids = np.flatnonzero(present)
+        new_id = np.zeros(self.n_vertices, dtype=index_dtype(ids.size))
+        new_id[ids] = np.arange(ids.size)
+        # the rows dropped are empty, so the kept rows' edges stay where they are
+        graph = Graph(np.append(self.indptr[ids], self.n_edges), new_id[self.indices],
+                      self.weights, self.spec, self.directed)
+        return graph, ids
+
+    @classmethod
+    def from_scipy(cls, matrix, directed=True, spec="scipy"):
+        """A graph from a square scipy.sparse matrix or array: entry (u, v) is the edge u -> v,
+        every stored entry one edge (duplicates are parallel edges, explicit zeros edges of weight
+        0). The values become the weights unless every one is 1. `directed=False` says the matrix
+        is symmetric (it is not checked)."""
+        import scipy.sparse as sp
+        if not sp.issparse(matrix) or matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"from_scipy needs a square scipy.sparse matrix, got "
+                             f"{type(matrix).__name__} of shape {getattr(matrix, 'shape', None)}")
+        coo = sp.coo_array(matrix)      # a CSR would add up duplicate COO entries
+        data = np.asarray(coo.data, dtype=np.float64)
+        weights = None if data.size == 0 or (data == 1).all() else data
+        return cls.from_edges(coo.row, coo.col, matrix.shape[0], weights, spec, directed)
+
+    def to_scipy(self):
+        """A scipy.sparse.csr_array of shape (n, n): entry (u, v) per edge u -> v, its weight or 1
+        (parallel edges stay separate entries; scipy adds them up when it converts or computes)."""
+        import scipy.sparse as sp
+        data = self.weights if self.weights is not None else np.ones(self.n_edges)
+        return sp.csr_array((data, self.indices, self.indptr),
+                            shape=(self.n_vertices, self.n_vertices))
+
+    @classmethod
+    def from_networkx(cls, graph, nodelist=None, weight="weight"):
+        """A graph from a networkx graph: vertex i is `nodelist[i]` (default `list(graph)`, the
+        order networkx's own matrix conversions use). Undirected graphs store both directions of
+        each edge (a self-loop once); multigraphs keep parallel edges. The `weight` attribute
+        becomes the weights (1 where an edge lacks it) if any edge has it."""
+        nodes = list(graph) if nodelist is None else list(nodelist)
+        index = {v: i for i, v in enumerate(nodes)}
+        if len(index) != len(nodes):
+            raise ValueError("from_networkx: nodelist has repeated nodes")
+        if len(index) != graph.number_of_nodes() or any(v not in graph for v in nodes):
+            raise ValueError("from_networkx: nodelist must hold every node of the graph once")
+        edges = list(graph.edges(data=weight, default=None))
+        src = np.array([index[u] for u, _, _ in edges], dtype=np.int64)
+        dst = np.array([index[v] for _, v, _ in edges], dtype=np.int64)
+        weighted = any(w is not None for _, _, w in edges)
+        w = np.array([1.0 if w is None else w for _, _, w in edges]) if weighted else None
+        directed = graph.is_directed()
+        if not directed:
+            back = src != dst
+            src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
+            w = None if w is None else np.concatenate([w, w[back]])
+        return cls.from_edges(src, dst, len(nodes), w, "networkx", directed)
+
+    def to_networkx(self, multigraph=False):
+        """A networkx DiGraph (nx.Graph for an undirected graph) on nodes 0..n-1, the weights as
+        the `weight` attribute. Parallel edges become one edge (the last one's weight) unless
+        `multigraph`, which keeps them (MultiDiGraph / MultiGraph)."""
+        import networkx as nx
+        kinds = {(True, False): nx.DiGraph, (False, False): nx.Graph,
+                 (True, True): nx.MultiDiGraph, (False, True): nx.MultiGraph}
+        out = kinds[self.directed, bool(multigraph)]()
+        out.add_nodes_from(range(self.n_vertices))
+        src, dst = self.edge_sources().tolist(), self.indices.tolist()
+        if self.weights is None:
+            edges = zip(src, dst)
+        else:
+            edges = ((u, v, {"weight": w}) for u, v, w in zip(src, dst, self.weights.tolist()))
+        if not self.directed and multigraph:     # each undirected edge is stored both ways
+            edges = (e for e in edges if e[0] <= e[1])
+        out.add_edges_from(edges)
+        return out
+
     def with_weights(self, weights):
         return Graph(self.indptr, self.indices, weights, self.spec, self.directed)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import kernels_cpu
 from bsp import Algorithm, EdgeOptions, Engine
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
@@ -27,11 +28,27 @@ class Result:
     plan: object = None
 
 
+def weak_components(graph):
+    """Union-find root of every vertex's weakly connected component (Afforest's links over every
+    out-edge, kernels_cpu/cc.py); roots are the smallest ids of their components."""
+    from kernels_cpu import cc
+    comp = np.arange(graph.n_vertices, dtype=np.int64)
+    for r in range(cc.SAMPLE):
+        cc.cc_link_sample(graph.indptr, graph.indices, graph.n_vertices, comp, r)
+    cc.cc_link_rest(graph.indptr, graph.indices, graph.n_vertices, comp, -1)
+    cc.cc_compress(comp)
+    return comp
+
+
 def default_source(graph, seed=0):
-    """A seeded random vertex with out-degree > 0 (vertex 0 if there is none)."""
-    candidates = np.flatnonzero(graph.out_degree > 0)
-    if candidates.size == 0:
+    """A seeded random vertex with out-degree > 0 in the largest weakly connected component, so
+    that a traversal from it reaches a large part of the graph (vertex 0 if there is no edge)."""
+    comp = weak_components(graph)
+    has_edges = graph.out_degree > 0
+    if not has_edges.any():
         return 0
+    giant = np.argmax(np.bincount(comp[has_edges]))
+    candidates = np.flatnonzero(has_edges & (comp == giant))
     return int(np.random.default_rng(seed).choice(candidates))
 
 
@@ -169,13 +186,33 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, **options):
-    """See totem_py.run. Passing the `plan` of an earlier Result for the same graph, partitioning,
-    cpu share, GPU count, seed and hub_sort reuses it (and its engines) instead of partitioning
-    again. `hub_sort` orders the vertices inside each partition (partitioners/plan.py: "degree",
-    "hytgraph" or "off"); it changes speed only. `gpu_cache`: bytes of each GPU partition's budget
-    for the cache of hot streamed rows (bsp/stream.py; nothing unless edges stream). `tolerance`:
-    PageRank-Delta's (totem_py/algorithms/pagerank_delta.py); other `options` go to the
-    algorithm class's from_options (an algorithm's own options, as examples/khop.py's `k`)."""
+    """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
+    result by vertex id (DESIGN.md, "Results"; reference.py states each algorithm's), `.metrics`,
+    the --json record, and `.plan`. The keywords are the command's options (`python -m
+    totem_py.run --help`):
+
+    algorithm: a registered name ("bfs", "pagerank", "sssp", "cc", "bc", "pagerank_delta", or
+        one added with totem_py.algorithms.register) or a bsp.Algorithm object.
+    partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
+    cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
+        fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
+    gpus: number of GPU partitions. device: "auto", "gpu", "emulated" or "cpu".
+    source: root of bfs, sssp and bc (default: a seeded random vertex of the largest weakly
+        connected component). sources: bc's sources instead: K random ones, "all" or a list;
+        normalized: bc divided as networkx's betweenness_centrality (reference.betweenness_scale).
+    iterations: PageRank's rounds. tolerance: PageRank-Delta's (pagerank_delta.py).
+    trials: timed runs after one untimed warm-up (the median is reported). threads: CPU threads.
+    seed: of the default source and the partitioner. verify: check the result (raises
+        VerificationError). progress: a totem_py.progress.Progress, or None.
+    gpu_memory: bytes of graph data per GPU partition; transfer: "auto", "resident",
+        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
+        bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
+    hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
+    plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
+        count, seed and hub_sort, reused (with its engines) instead of partitioning again.
+    options: the algorithm's own (Algorithm.options), for its class's from_options: bc's
+        `sources` and `normalized`, examples/khop.py's `k`.
+    """
     import numba
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
@@ -269,13 +306,15 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         cpu_share_model=model, gpus=gpus, device=device,
         transfer_mode=transfer, gpu_cache=int(gpu_cache),
-        source=source, iterations=getattr(alg, "iterations", None),
+        source=source, sources=getattr(alg, "sources", None),
+        normalized=bool(getattr(alg, "normalized", False)),
+        iterations=getattr(alg, "iterations", None),
         tolerance=getattr(alg, "tolerance", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,
         collect_s=statistics.median(collect_s),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,
-        transfer=transfer_summary(engine, records, h2d),
+        transfer=transfer_summary(engine, records, h2d), threads=kernels_cpu.threads(),
         verified=verified)
     return Result(values, metrics, plan)

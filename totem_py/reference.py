@@ -15,7 +15,8 @@ Semantics (DESIGN.md, "Results"):
            exceeds tolerance / n, synchronously (all active vertices of a round push at once);
            result rank + residual. `pagerank_limit` is that limit by power iteration.
   cc       weakly connected component label = smallest vertex id in the component (int64).
-  bc       Brandes betweenness, unnormalised, directed, hop distances, from the given sources only.
+  bc       Brandes betweenness, unnormalised, directed, hop distances, from the given sources only
+           (`betweenness_scale` normalises it as networkx does).
 
 Every function accepts the empty graph (0 vertices) and returns an empty array for it.
 """
@@ -227,3 +228,19 @@ def betweenness(graph, sources):
         delta[source] = 0.0  # the source is an endpoint of all its paths
         bc += np.array(delta)
     return bc
+
+
+def betweenness_scale(n_vertices, sources):
+    """Per-vertex factor of normalised betweenness (float64), networkx's for a directed graph
+    (`betweenness_centrality(G, normalized=True)`, and with `k` sampled sources): bc(v) counts the
+    pairs (s, t), s a source, t != s, v not in {s, t}, and is divided by how many such pairs
+    there are: k (n - 2) for a vertex that is not a source, (k - 1)(n - 2) for one that is (NaN
+    for it when k = 1: no pair). With every vertex a source: 1 / ((n - 1)(n - 2)) everywhere.
+    Graphs of fewer than 3 vertices keep their (zero) values."""
+    n, k = int(n_vertices), len(sources)
+    if n < 3:
+        return np.ones(n)
+    pairs = np.full(n, float(k))
+    pairs[np.asarray(sources, dtype=np.int64)] -= 1
+    with np.errstate(divide="ignore"):
+        return np.where(pairs > 0, 1.0 / (pairs * (n - 2)), np.nan)

@@ -10,7 +10,6 @@ import json
 import math
 import os
 import sys
-import types
 
 import numpy as np
 
@@ -82,11 +81,20 @@ def build_parser():
                         "meaningful when edges stream (default 0: no cache)")
     for flag, kwargs in algorithm_options().items():
         p.add_argument(flag, **kwargs)
-    p.add_argument("--trials", type=int, default=1)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--relabel", action="store_true",
+                   help="drop the vertices that are in no edge and number the rest 0..n-1 in id "
+                        "order (an edge list's largest id + 1 is otherwise the vertex count); "
+                        "--source, --sources and the results keep the original ids")
+    p.add_argument("--trials", type=int, default=1,
+                   help="timed runs after one untimed warm-up; the median is reported (default 1)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for the kernels (default: every core Numba sees)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the generators, the default source and the partitioner's "
+                        "random choices (default 0)")
     p.add_argument("--verify", action="store_true", help="check the result with the verifier")
-    p.add_argument("--output", default=None, help="write the per-vertex result (.npy)")
+    p.add_argument("--output", default=None,
+                   help="write the per-vertex result: FILE.csv as vertex,value lines, else .npy")
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
@@ -106,10 +114,28 @@ def algorithm_options():
     return options
 
 
-def algorithm_values(args):
-    """The values of the algorithms' options, by name, for Algorithm.from_options."""
-    return {flag.lstrip("-").replace("-", "_"): getattr(args, flag.lstrip("-").replace("-", "_"))
-            for flag in algorithm_options()}
+def algorithm_values(args, ids=None):
+    """The values of the chosen algorithm's options, by name, for its from_options (--source
+    and --sources in the relabelled graph's ids, given `ids`). An option of another algorithm
+    set to anything but its default is an InputError."""
+    from .algorithms import ALGORITHMS
+    from .algorithms.bc import parse_sources
+    mine = {o.flag for o in ALGORITHMS[args.algorithm].options}
+    values = {}
+    for flag, kwargs in algorithm_options().items():
+        name = flag.lstrip("-").replace("-", "_")
+        value = getattr(args, name)
+        if flag in mine:
+            values[name] = value
+            continue
+        if value != kwargs.get("default", False if kwargs.get("action") == "store_true" else None):
+            users = [n for n, cls in ALGORITHMS.items() if flag in {o.flag for o in cls.options}]
+            raise InputError(f"{flag} is for {', '.join(users)}, not {args.algorithm}")
+    if "source" in values:
+        values["source"] = new_ids(ids, values["source"], "--source")
+    if "sources" in values:
+        values["sources"] = new_ids(ids, parse_sources(values["sources"]), "--sources")
+    return values
 
 
 def check_options(args, device):
@@ -146,7 +172,7 @@ def output_files(args):
 
 def write_outputs(outputs, args, values, metrics):
     """The per-vertex result and the metrics, all or nothing."""
-    writers = [lambda f: np.save(f, values)] if args.output else []
+    writers = [lambda f: save_values(f, args.output, values)] if args.output else []
     if args.json:
         writers.append(lambda f: f.write(json.dumps(metrics, indent=1).encode()))
     outputs.write(writers)
@@ -185,15 +211,67 @@ def main(argv=None):
                             weighted=cls.needs_weights, nonnegative=cls.needs_weights,
                             then=memory_stages(cls))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
+    ids, n_ids = None, graph.n_vertices
+    if args.relabel:
+        graph, ids = graph.compacted()
+        progress.phase(f"relabelled: {graph.n_vertices} of {n_ids} ids are in edges")
     result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                  gpus=args.gpus, device=args.device, trials=args.trials, threads=args.threads,
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
-                 gpu_cache=cache, **algorithm_values(args))
-    write_outputs(outputs, args, result.values, result.metrics)
+                 gpu_cache=cache, **algorithm_values(args, ids))
+    values = result.values
+    if ids is not None:
+        values = original_ids(result.metrics, values, ids, n_ids)
+    write_outputs(outputs, args, values, result.metrics)
     if not args.quiet:
         print_report(result.metrics)
     return 0
+
+
+def new_ids(ids, vertices, option):
+    """--source or a --sources list in the ids of the relabelled graph (K and all pass as they
+    are)."""
+    if ids is None or vertices is None or isinstance(vertices, str) or (
+            option == "--sources" and np.ndim(vertices) == 0):
+        return vertices
+    old = np.atleast_1d(np.asarray(vertices, dtype=np.int64))
+    new = np.searchsorted(ids, old)
+    missing = (new >= ids.size) | (ids[np.minimum(new, ids.size - 1)] != old)
+    if missing.any():
+        raise InputError(f"{option}: vertex {old[missing][0]} is in no edge, so --relabel drops it")
+    return int(new[0]) if np.ndim(vertices) == 0 else new.tolist()
+
+
+def original_ids(metrics, values, ids, n_ids):
+    """A --relabel run's per-vertex values and sources back under the original ids: a vertex in
+    no edge gets what such a vertex gets in any run (unreached, its own component, no
+    betweenness); PageRank gives it no rank (0), since it was not part of the graph."""
+    name = metrics["algorithm"]
+    if name == "cc":
+        out = np.arange(n_ids, dtype=values.dtype)      # labels are smallest ids: map them too
+        out[ids] = ids[values]
+        values = out
+    else:
+        fill = {"bfs": -1, "sssp": np.inf}.get(name, 0)
+        out = np.full(n_ids, fill, dtype=values.dtype)
+        out[ids] = values
+        values = out
+    if metrics.get("source") is not None:
+        metrics["source"] = int(ids[metrics["source"]])
+    if metrics.get("sources") is not None:
+        metrics["sources"] = ids[metrics["sources"]].tolist()
+    metrics["relabel"] = dict(vertex_ids=n_ids)
+    return values
+
+
+def save_values(f, path, values):
+    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy."""
+    if not str(path).lower().endswith(".csv"):
+        return np.save(f, values)
+    f.write(b"vertex,value\n")
+    fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
+    np.savetxt(f, np.column_stack([np.arange(values.size), values]).astype(object), fmt=fmt)
 
 
 def print_report(m):
@@ -235,9 +313,23 @@ def cli(argv=None):
     """The command; under mpirun/mpiexec with more than one rank, totem_py.distributed runs it
     across the ranks."""
     if launched_ranks() != 1:
+        refused = launched_ranks() > 1 and exit_code(single_process_only, argv)
+        if refused:
+            return refused
         from .distributed import cli as mpi_cli
         return mpi_cli(argv, single=_cli)
     return _cli(argv)
+
+
+def single_process_only(argv):
+    """Refuse the options the MPI run does not take yet (bad usage is left to it to report)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except InputError:
+        return 0
+    if args.relabel:
+        raise InputError("--relabel works in one process only, not under mpirun")
+    return 0
 
 
 def _cli(argv=None):
@@ -263,17 +355,6 @@ def exit_code(command, argv=None):
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
 
-
-class _CallableModule(types.ModuleType):
-    """Importing this module makes it the package attribute `totem_py.run`, where the API
-    function of the same name lives; calling the module keeps `totem_py.run(graph, ...)` working."""
-
-    def __call__(self, graph, algorithm="bfs", **options):
-        from .harness import run
-        return run(graph, algorithm, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
     sys.exit(cli())

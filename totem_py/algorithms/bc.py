@@ -15,12 +15,60 @@ import numpy as np
 
 from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull,
                  put, receive, vertex_values)
+from bsp.api import Option
 
 from .. import reference as ref, verify as check
+from ..errors import InputError
 from .bfs import UNVISITED
 from .common import SOURCE, collect, owned_lvid, source_vertex
 
 SIGMA = Message(np.float64, "sum", 0.0)
+SOURCES = Option("--sources", dict(default=None, metavar="K|all|LIST",
+                                   help="bc: K distinct random sources (seeded), all, or a "
+                                        "comma-separated list of vertices, e.g. 3,17 (default: "
+                                        "one source, --source)"))
+NORMALIZED = Option("--normalized", dict(action="store_true",
+                                         help="bc: divide by the number of source-target pairs "
+                                              "a path through the vertex could join, as "
+                                              "networkx's betweenness_centrality for directed "
+                                              "graphs"))
+
+
+def parse_sources(text):
+    """--sources as given on the command line: "all", K, or a list (which has a comma)."""
+    if text is None or text == "all" or not isinstance(text, str):
+        return text
+    try:
+        return [int(t) for t in text.split(",")] if "," in text else int(text)
+    except ValueError:
+        raise InputError(f"--sources must be K, all or comma-separated vertices, "
+                         f"not {text!r}") from None
+
+
+def bc_sources(graph, sources, seed=0):
+    """The sources from `sources`: K (K distinct vertices drawn at random with `seed`, as
+    networkx's k; every vertex when K >= n), "all", or a list of distinct vertices."""
+    n = graph.n_vertices
+    if isinstance(sources, str):
+        if sources != "all":
+            raise InputError(f"--sources must be K, all or a list of vertices, not {sources!r}")
+        return list(range(n))
+    if np.ndim(sources) == 0:
+        k = int(sources)
+        if k < 1:
+            raise InputError(f"--sources must be at least 1, got {k}")
+        if k >= n:
+            return list(range(n))
+        return sorted(np.random.default_rng(seed).choice(n, k, replace=False).tolist())
+    sources = [int(s) for s in sources]
+    for s in sources:
+        if not 0 <= s < n:
+            raise InputError(f"--sources: vertex {s} is outside the graph (vertices 0..{n - 1})")
+    if len(set(sources)) != len(sources):
+        raise InputError("--sources lists a vertex twice")
+    if not sources:
+        raise InputError("--sources lists no vertex")
+    return sources
 FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
 BACKWARD = Mode("backward", "out", "pull", SIGMA)
 
@@ -70,30 +118,44 @@ def accumulate(v, total, level, sigma, delta, ghosts, bc, n_local, source, depth
 class BC(Algorithm):
     name = "bc"
     modes = (FORWARD, BACKWARD)
-    options = (SOURCE,)
+    options = (SOURCE, SOURCES, NORMALIZED)
 
-    def __init__(self, sources):
+    def __init__(self, sources, normalized=False):
         self.sources = [int(s) for s in np.atleast_1d(sources)]
         if not self.sources:
             raise ValueError("bc needs at least one source")
+        self.normalized = normalized
 
     @classmethod
-    def from_options(cls, graph, source=None, seed=0, **_):
-        return cls([source_vertex(graph, source, seed, cls.name)])
+    def from_options(cls, graph, source=None, sources=None, normalized=False, seed=0, **_):
+        if sources is None:
+            return cls([source_vertex(graph, source, seed, cls.name)], normalized)
+        if source is not None:
+            raise InputError("bc takes --source or --sources, not both")
+        if graph.n_vertices == 0:
+            raise InputError("bc needs a source vertex but the graph has no vertices")
+        return cls(bc_sources(graph, parse_sources(sources), seed), normalized)
 
     @property
     def source(self):
-        return self.sources[0]
+        """The source, when there is one (else None: --sources)."""
+        return self.sources[0] if len(self.sources) == 1 else None
+
+    def scale(self, graph):
+        """What `normalized` multiplies the sums by (reference.betweenness_scale)."""
+        return ref.betweenness_scale(graph.n_vertices, self.sources)
 
     def traversed_edges(self, graph, values, records):
         return int(sum(r.get("frontier_edges", 0) for r in records)
                    + graph.out_degree[self.sources].sum())
 
     def reference(self, graph):
-        return ref.betweenness(graph, self.sources)
+        raw = ref.betweenness(graph, self.sources)
+        return raw * self.scale(graph) if self.normalized else raw
 
     def verify(self, graph, values):
-        return check.verify_bc(graph, self.sources, values)
+        raw = values / self.scale(graph) if self.normalized else values
+        return check.verify_bc(graph, self.sources, raw)
 
     def init(self, part):
         part.state.bc = part.full(part.n_local, 0.0, np.float64)
@@ -184,4 +246,5 @@ class BC(Algorithm):
         return True
 
     def collect(self, parts, n_vertices):
-        return collect(parts, n_vertices, "bc", np.float64, 0.0)
+        out = collect(parts, n_vertices, "bc", np.float64, 0.0)
+        return out * ref.betweenness_scale(n_vertices, self.sources) if self.normalized else out

@@ -1,0 +1,56 @@
+"""Compiled kernels outlive reinstalls: the cache is keyed by a file's place in the project and its
+contents, not by where the package is installed (kernels_cpu/__init__.py)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# compile (or load) one kernel and say where its cache is and whether it was found there
+PROBE = """
+import json, numpy as np
+from kernels_cpu import csr
+csr.csr_expand_rows(np.array([0, 2, 3]), np.empty(3, dtype=np.int64))
+stats = csr.csr_expand_rows.stats
+print(json.dumps(dict(path=stats.cache_path, hits=sum(stats.cache_hits.values()),
+                      misses=sum(stats.cache_misses.values()))))
+"""
+
+
+def probe(install, cache_home, **env):
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    environ.update(PYTHONPATH=str(install), XDG_CACHE_HOME=str(cache_home), **env)
+    proc = subprocess.run([sys.executable, "-c", PROBE], cwd=install, env=environ,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def install_copy(where):
+    shutil.copytree(ROOT / "kernels_cpu", where / "kernels_cpu",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return where
+
+
+def test_a_new_install_of_the_same_code_finds_the_compiled_kernels(tmp_path):
+    first = install_copy(tmp_path / "editable")
+    again = install_copy(tmp_path / "site-packages")
+    home = tmp_path / "cache"
+    a = probe(first, home)
+    assert a["misses"] == 1 and a["path"].startswith(str(home / "totem_py" / "numba"))
+    b = probe(again, home)              # another place, same contents: no compilation
+    assert b["hits"] == 1 and b["misses"] == 0 and b["path"] == a["path"]
+    with open(again / "kernels_cpu" / "csr.py", "a") as f:
+        f.write("\n# changed\n")
+    c = probe(again, home)              # changed contents: compiled again, elsewhere
+    assert c["misses"] == 1 and c["path"] != a["path"]
+
+
+def test_numba_cache_dir_set_by_the_user_is_kept(tmp_path):
+    mine = tmp_path / "mine"
+    out = probe(install_copy(tmp_path / "inst"), tmp_path / "cache", NUMBA_CACHE_DIR=str(mine))
+    assert out["path"].startswith(str(mine))
