@@ -41,7 +41,8 @@ def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc", "pagerank_delta"])
 def test_output_and_json(tmp_path, algorithm):
     out, js = tmp_path / "r.npy", tmp_path / "m.json"
-    proc = run_cli("--graph", DATA / "tiny.txt", "--algorithm", algorithm, "--source", 0,
+    source = ("--source", 0) if algorithm in ("bfs", "sssp", "bc") else ()
+    proc = run_cli("--graph", DATA / "tiny.txt", "--algorithm", algorithm, *source,
                    "--partition", "RAND", "--cpu-share", 0.3, "--gpus", 2, "--device",
                    "emulated", "--output", out, "--json", js, "--verify", "--quiet")
     assert proc.returncode == 0, proc.stderr

@@ -159,8 +159,9 @@ def test_python_api_documents_its_keywords():
     importlib.import_module("totem_py.run")     # the command's module does not hide the function
     sig = inspect.signature(totem_py.run)
     names = [p for p in sig.parameters if p != "graph"]
-    assert "sources" in names and "cpu_share" in names
+    assert "options" in names and "cpu_share" in names
     doc = totem_py.run.__doc__
+    assert "sources" in doc and "normalized" in doc     # bc's, among the algorithms' options
     for name in names:
         assert f"{name}:" in doc or f"{name}: " in doc, name
 
