@@ -357,16 +357,33 @@ def weigh(comm, share, algorithm, where=None):
     agreed(comm, non_negative)
 
 
-def default_source(comm, share, seed=0):
-    """harness.default_source of the whole graph: the same seeded choice among the vertices
-    with out-degree > 0 (rng.choice of n items draws the index rng.choice(n) draws). Collective."""
-    mine = np.flatnonzero(np.diff(share.indptr) > 0)
-    counts = comm.allgather(mine.size)
+def giant_source(comm, bounds, gvids, labels, has_edges, seed=0):
+    """harness.default_source of the whole graph from this rank's vertices (`gvids`), their
+    weak-component labels (the smallest id in the component) and whether they have out-edges:
+    the component with the most vertices that have out-edges (ties: the smallest label), then
+    the same seeded choice among those vertices in id order (rng.choice of n items draws the
+    index rng.choice(n) draws). Counts and candidates meet at the homes (`bounds`). Collective."""
+    labels = labels[has_edges]
+    values, counts = np.unique(labels, return_counts=True)
+    (got, sizes), _ = alltoallv(comm, [values.astype(np.int64), counts.astype(np.int64)],
+                                np.diff(np.searchsorted(values, bounds)))
+    best = (0, 0)
+    if got.size:
+        at, where = np.unique(got, return_inverse=True)
+        total = np.bincount(where, weights=sizes)
+        k = int(np.argmax(total))              # the first of the largest: the smallest label
+        best = (int(total[k]), -int(at[k]))
+    size, giant = max(comm.allgather(best))
+    giant = -giant
+    mine = np.sort(gvids[has_edges][labels == giant]) if size else np.empty(0, np.int64)
+    (got,), _ = alltoallv(comm, [mine.astype(np.int64)], np.diff(np.searchsorted(mine, bounds)))
+    got.sort()
+    counts = comm.allgather(got.size)
     if sum(counts) == 0:
         return 0
     i = int(np.random.default_rng(seed).choice(sum(counts)))
     before = sum(counts[:comm.rank])
-    found = share.lo + int(mine[i - before]) if before <= i < before + mine.size else -1
+    found = int(got[i - before]) if before <= i < before + got.size else -1
     return comm.allreduce(found, op=MPI.MAX)
 
 

@@ -14,7 +14,8 @@ reference under tests/test_engine.py's tolerances.
 
 `acceptance` (what `python -m experiments.mpi_check` checks, in one launch): generated graphs and
 real graphs from ../shared/data converted to .tcsr, every algorithm on a hybrid plan, the result
-against the one-process run's under mpi_check's comparison (bfs, cc, sssp exactly).
+against the one-process run's under mpi_check's comparison (bfs, cc, sssp exactly), from the same
+default source (found by the ranks in the largest weak component).
 
 Rank 0 writes a JSON report (runs, failures) that the test asserts on. An exception on any rank
 prints its traceback and aborts every rank.
@@ -35,11 +36,11 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bsp.mpi import MpiEngine, guarded, world  # noqa: E402
-from bsp.mpi_plan import (default_source, generate_share, plan_ranks, read_share,  # noqa: E402
-                          weigh)
+from bsp.mpi_plan import generate_share, plan_ranks, read_share, weigh  # noqa: E402
 from experiments.mpi_check import compare  # noqa: E402
 from partitioners import partition  # noqa: E402
 from totem_py import generate, io, store  # noqa: E402
+from totem_py.distributed import default_source  # noqa: E402
 from totem_py.harness import default_source as one_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
 
@@ -161,18 +162,24 @@ def acceptance(comm, folder):
             weighted = name == "sssp"
             share = (generate_share(comm, spec, 0, undirected, weighted) if generated
                      else read_share(comm, path, undirected))
-            summary = share.summary(comm)
-            source = default_source(comm, share, 0) if name in ("bfs", "sssp", "bc") else None
-            alg, source = make_algorithm(name, summary, source)
+            summary, bounds = share.summary(comm), share.bounds
+            find = name in ("bfs", "sssp", "bc")       # the default source, as the CLI finds it
+            alg, _ = make_algorithm(name, summary, 0 if find else None)
             weigh(comm, share, alg)
-            mine = plan_ranks(comm, share, "HIGH", 0.5, 1, 0, "degree", alg.views())
-            got, _ = MpiEngine(mine, comm, "emulated").run(alg)
+            mine = plan_ranks(comm, share, "HIGH", 0.5, 1, 0, "degree",
+                              alg.views() + ["both"] * find)
+            engine = MpiEngine(mine, comm, "emulated")
+            source = default_source(engine, bounds) if find else None
+            alg, source = make_algorithm(name, summary, source)
+            got, _ = engine.run(alg)
             runs += 1
             if root:
                 graph = (generate(spec, 0, undirected, weighted) if generated
                          else io.load(spec, undirected))
-                one = run(graph, name, "HIGH", 0.5, 1, "emulated", source=source).values
-                note = compare(name, one, got)
+                one = run(graph, name, "HIGH", 0.5, 1, "emulated")
+                note = compare(name, one.values, got)
+                if one.metrics["source"] != source:
+                    note = f"source {source}, one process's {one.metrics['source']}"
                 if note:
                     failures.append(f"{name} on {pathlib.Path(str(spec)).name} "
                                     f"{'undirected' if undirected else 'directed'} at "

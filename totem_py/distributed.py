@@ -117,14 +117,29 @@ def compare_arguments(comm, argv):
                             f"got {' '.join(everyone[0])!r}, rank {r} got {' '.join(other)!r}")
 
 
+def default_source(engine, bounds, seed=0):
+    """harness.default_source on the ranks: a seeded random vertex with out-degree > 0 in the
+    largest weakly connected component, found by running CC on `engine` (whose plan has the
+    "both" view) and counting at the homes (`bounds`, bsp.mpi_plan.giant_source). Collective."""
+    from bsp.mpi_plan import giant_source
+
+    from .algorithms import CC
+    gather, engine.gather = engine.gather, False
+    engine.run(CC())
+    engine.gather = gather
+    plan = engine.plan
+    degree = np.concatenate([plan.out_degree(p) for p in plan.local_pids])
+    return giant_source(engine.comm, bounds, engine.local_gvids, engine.values, degree > 0, seed)
+
+
 def run_ranks(argv, comm):
     """The command on every rank; returns the exit code."""
     import numba
 
     from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, fault_point, guarded, node_place
-    from bsp.mpi_plan import (default_source, generate_share, malloc_returns_memory, plan_ranks,
-                              read_share, weigh)
+    from bsp.mpi_plan import (generate_share, malloc_returns_memory, plan_ranks, read_share,
+                              weigh)
     from partitioners import check_gpus
 
     from .algorithms import ALGORITHMS
@@ -191,7 +206,8 @@ def run_ranks(argv, comm):
         return Outputs(named, inputs=[args.graph])
     outputs = collective(comm, output_files)
     weighted = args.algorithm == "sssp"
-    in_view = bool({m.view for m in ALGORITHMS[args.algorithm].modes} & {"in", "both"})
+    in_view = bool({m.view for m in ALGORITHMS[args.algorithm].modes} & {"in", "both"}) or (
+        args.algorithm in ("bfs", "sssp", "bc") and args.source is None)   # CC, for a source
     comm.phase = "loading the graph"
     t_load = time.perf_counter()
     progress.phase(f"loading {args.graph}: each of {ranks} ranks its share")
@@ -206,16 +222,18 @@ def run_ranks(argv, comm):
     summary = part.summary(comm)
     progress.phase(f"loaded {summary.n_vertices} vertices, {summary.n_edges} edges")
 
-    def algorithm():
-        source = args.source
-        if args.algorithm in ("bfs", "sssp", "bc") and source is None and summary.n_vertices:
-            source = default_source(comm, part, args.seed)
+    # the default source needs the weak components (harness.default_source): CC runs first,
+    # on the plan's "both" view; until then the algorithm stands with vertex 0 as its source
+    find_source = (args.algorithm in ("bfs", "sssp", "bc") and args.source is None
+                   and summary.n_vertices > 0)
+
+    def algorithm(source):
         alg, source = make_algorithm(args.algorithm, summary, source, args.iterations,
                                      args.seed, args.tolerance)
         check_gpus(args.gpus, summary.n_vertices)
         weigh(comm, part, alg, None if is_generator(args.graph) else args.graph)
         return alg, source
-    alg, source = collective(comm, algorithm)
+    alg, source = collective(comm, lambda: algorithm(0 if find_source else args.source))
 
     def cpu_share_of(graph):        # --cpu-share auto: the share this rank's GPUs fit
         return choose_share(graph, alg, strategy, args.gpus, device, per_gpu, args.transfer,
@@ -228,7 +246,8 @@ def run_ranks(argv, comm):
     fault_point(comm.rank, "partition")
     plan = collective(comm, lambda: plan_ranks(
         comm, part, strategy, cpu_share_of if share == "auto" else share, args.gpus, args.seed,
-        args.hub_sort, alg.views()))
+        args.hub_sort, alg.views() + (["both"] if find_source else [])))
+    bounds = part.bounds
     del part
     partition_s = time.perf_counter() - t_plan
     cpu_share = plan.cpu_share
@@ -240,6 +259,11 @@ def run_ranks(argv, comm):
     comm.phase = "placing the partitions"
     engine = MpiEngine(plan, comm, device, progress if root else None, edges,
                        gather=bool(args.output and not per_rank_output) or args.verify)
+    if find_source:
+        progress.phase("the default source: in the largest weakly connected component")
+        source = default_source(engine, bounds, args.seed)
+        alg, source = make_algorithm(args.algorithm, summary, source, args.iterations,
+                                     args.seed, args.tolerance)
     t0 = time.perf_counter()
     engine.prepare(alg)     # a rank's bad input raises the same InputError on every rank
     prepare_s = time.perf_counter() - t0
