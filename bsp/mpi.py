@@ -44,6 +44,7 @@ import signal
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 from mpi4py import MPI
@@ -337,11 +338,12 @@ class ExchangePlan:
                     t = _boxes.box_touched(vals[a:b], identity)
                     v = np.empty(t.size, dtype=dtype)
                     _boxes.box_gather(vals[a:b], t, v)
-                else:
+                    t += off
+                else:           # (one copy of the slot numbers, at their place in the chunk)
                     lo, hi = np.searchsorted(idx, (a, b))
-                    t, v = idx[lo:hi] - a, vals[lo:hi]
+                    t, v = idx[lo:hi] + (off - a), vals[lo:hi]
                 if t.size:
-                    touched[s].append((t + off, v))
+                    touched[s].append((t, v))
                     n_touched[s] += t.size
         n_in = np.empty(size, np.int64)
         waiter.wait([self.comm.Ialltoall([n_touched, MPI.INT64_T], [n_in, MPI.INT64_T])],
@@ -622,6 +624,24 @@ class MpiEngine(Engine):
         if self._record is not None:
             self._record["vote_s"] = time.perf_counter() - t0
         return int(total[0]), int(total[1]), float(smallest[0])
+
+    def release(self):
+        """Drop what the runs so far keep for the next (the partitions' state arrays, boxes and
+        inboxes, the exchange's buffers): before running another algorithm, whose arrays differ
+        (the default source's CC, then the command's algorithm)."""
+        for p in self.parts:
+            p.recycle()
+            p.recycle()             # the second time, nothing was lent since: nothing kept
+            p.state = SimpleNamespace()
+            p.boxes.clear()
+            p.inboxes.clear()
+            p.outboxes.clear()
+            p.clean_box = p.clean_tail = None
+            for view in p.placed_views():
+                view.__dict__.pop("node_gvid", None)      # CC's: every node's global id
+        self._inboxes.clear()
+        for exchange in self._exchanges.values():
+            exchange._buffers.clear()
 
     def _collect(self, algorithm):
         """This rank's values in `local_gvids` order (the algorithm's collect over its

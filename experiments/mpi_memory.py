@@ -39,6 +39,7 @@ def run(ranks, args, algorithm, json_path):
            str(args.trials), "--json", str(json_path), "--quiet"]
     cmd += [] if args.directed else ["--undirected"]
     cmd += ["--cpu-share", args.cpu_share] if args.cpu_share else []
+    cmd += ["--source", str(args.source)] if args.source is not None else []
     if ranks > 1:
         mpi = [args.mpirun or find_mpirun(), "-n", str(ranks), "--bind-to", "none",
                "-x", "PYTHONPATH"]
@@ -97,6 +98,9 @@ def main(argv=None):
                     help="default: 1 with --device cpu, the command's own otherwise")
     ap.add_argument("--gpus", type=int, default=1, help="GPU partitions per rank")
     ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--source", type=int, default=None,
+                    help="root for bfs/sssp/bc (default: each command's own, a seeded vertex of "
+                         "the largest weak component, which R ranks find by running CC first)")
     ap.add_argument("--mpirun", default=None)
     ap.add_argument("--out", default=None, help="OUT.json and OUT.txt (default: no files)")
     args = ap.parse_args(argv)

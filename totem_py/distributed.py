@@ -127,9 +127,11 @@ def default_source(engine, bounds, seed=0):
     gather, engine.gather = engine.gather, False
     engine.run(CC())
     engine.gather = gather
+    labels = engine.values
+    engine.release()
     plan = engine.plan
     degree = np.concatenate([plan.out_degree(p) for p in plan.local_pids])
-    return giant_source(engine.comm, bounds, engine.local_gvids, engine.values, degree > 0, seed)
+    return giant_source(engine.comm, bounds, engine.local_gvids, labels, degree > 0, seed)
 
 
 def run_ranks(argv, comm):
