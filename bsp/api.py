@@ -114,7 +114,10 @@ class Algorithm:
         return cls()
 
     def traversed_edges(self, graph, values, records):
-        """Edges counted for TEPS (edges / time): by default |E|."""
+        """Edges counted for TEPS (edges / time): by default |E|. A sum over vertices and
+        records: under MPI each rank counts its own vertices (`graph.out_degree` and `values`
+        are theirs, `graph.vertex_ids` their global ids) with the records and `graph.n_edges`
+        on rank 0 only (none and 0 elsewhere), and the ranks' counts are added."""
         return graph.n_edges
 
     def reference(self, graph):

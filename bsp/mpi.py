@@ -6,9 +6,8 @@ never imports mpi4py.
 
 Plan once, execute many (as mpi4py-fft does):
 
-* `scatter_plan` / `scatter_views`: rank 0 holds the graph and the global PartitionPlan (built
-  with `partition(..., ranks=R)`); it sends every rank the vertex lists, out-degrees and LocalViews
-  of that rank's partitions only (typed point-to-point messages), which become a RankPlan.
+* Every rank builds its own RankPlan from its share of the graph (bsp/mpi_plan.py); no rank holds
+  the whole graph.
 * `ExchangePlan` (one per CSR view, built on first use): for every peer rank the counts and
   displacements of the `Alltoallv` and the index maps - which slots of which local box go to a
   peer, and at which inbox positions (the plan's `peer_pos`) or ghost slots what a peer sends
@@ -27,24 +26,30 @@ Plan once, execute many (as mpi4py-fft does):
 * Vote: `Iallreduce` of (active vertices, frontier edges) with SUM and of the advance key with
   MIN, so every rank sees the global totals and takes the same decisions (direction switches,
   phase changes) in the same superstep.
-* Results: `Gatherv` of every rank's values to rank 0 (the global ids were gathered once).
+* Results: each rank's values, in the order of its vertices (`MpiEngine.local_gvids`), or with
+  `gather`, a `Gatherv` of every rank's values to rank 0 (the global ids are gathered once).
 
-Failures: with `timeout` set, every wait on a collective polls with `Testall` and, past the
-deadline (staggered by half a second per rank, so that the first rank to give up stops the rest
-before they print), prints one line and calls `Abort`. `TOTEM_MPI_FAULT=RANK:STEP:KIND` (KIND
-`oom` or `stall`) injects a failure for the tests.
+Failures: with `timeout` set, every wait on another rank is bounded (`Waiter`): a superstep's
+collectives are polled with `Testall`, and every blocking call made through a `Guarded`
+communicator (loading, partitioning, gathering) is watched by a thread; past the deadline
+(staggered by half a second per rank, so that the first rank to give up stops the rest before
+they print) the rank prints one line and calls `Abort`. `TOTEM_MPI_FAULT=RANK:WHEN:KIND` (WHEN a
+superstep number, `load` or `partition`; KIND `oom`, `stall` or `stop`, a SIGSTOP) injects a
+failure for the tests.
 """
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 from mpi4py import MPI
 
 from kernels_cpu import boxes as _boxes
-from partitioners.plan import LocalView
-from partitioners.ranks import RankPlan, rank_meta
 from totem_py.errors import InputError
 
 from .engine import Engine
@@ -52,8 +57,6 @@ from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes
                        pull_bits_local, put_bits)
 from .partition import EdgeOptions, make_partition
 
-CHUNK_BYTES = 1 << 30        # point-to-point messages are split below MPI's 2**31 count limit
-TAG_ARRAYS = 17
 STAGGER_S = 0.5
 
 
@@ -79,117 +82,106 @@ def abort(comm, line, code=1):
     comm.Abort(code)
 
 
-# ---- shipping arrays: typed messages, chunked -----------------------------------------------
-
-def _send_arrays(comm, dest, arrays, extra=None):
-    """Send a list of arrays (None allowed) and a small picklable `extra` to `dest`."""
-    arrays = [None if a is None else np.ascontiguousarray(a) for a in arrays]
-    header = [None if a is None else (a.dtype.str, a.shape) for a in arrays]
-    comm.send((header, extra), dest=dest, tag=TAG_ARRAYS)
-    for a in arrays:
-        if a is None or a.nbytes == 0:
-            continue
-        raw = a.reshape(-1).view(np.uint8)
-        for off in range(0, raw.size, CHUNK_BYTES):
-            comm.Send([raw[off:off + CHUNK_BYTES], MPI.BYTE], dest=dest, tag=TAG_ARRAYS)
-
-
-def _recv_arrays(comm, source):
-    header, extra = comm.recv(source=source, tag=TAG_ARRAYS)
-    arrays = []
-    for h in header:
-        if h is None:
-            arrays.append(None)
-            continue
-        a = np.empty(h[1], dtype=np.dtype(h[0]))
-        raw = a.reshape(-1).view(np.uint8)
-        for off in range(0, raw.size, CHUNK_BYTES):
-            comm.Recv([raw[off:off + CHUNK_BYTES], MPI.BYTE], source=source, tag=TAG_ARRAYS)
-        arrays.append(a)
-    return arrays, extra
-
-
-def scatter_plan(comm, plan=None, root=0):
-    """Every rank's RankPlan from the global `plan` on `root` (None elsewhere). Collective."""
-    meta = comm.bcast(rank_meta(plan) if comm.rank == root else None, root=root)
-    if comm.rank == root:
-        if plan.ranks != comm.size:
-            raise ValueError(f"the plan is for {plan.ranks} ranks, the run has {comm.size}")
-        for r in range(comm.size):
-            pids = [p for p in range(plan.n_partitions) if plan.rank_of[p] == r]
-            arrays = [plan.gvids[p] for p in pids] + [plan.out_degree(p) for p in pids]
-            if r == root:
-                mine = arrays
-            else:
-                _send_arrays(comm, r, arrays)
-    else:
-        mine, _ = _recv_arrays(comm, root)
-    k = len(mine) // 2
-    return RankPlan(meta, comm.rank, mine[:k], mine[k:])
-
-
-_VIEW_ARRAYS = ("indptr", "indices", "weights", "ghost_gvid", "ghost_ptr", "boundary_lvid")
-
-
-def scatter_views(comm, plan, rank_plan, names, root=0):
-    """Send every rank the LocalViews of its partitions for the CSR views `names` (built on
-    `root` from the global `plan`). Collective; every rank passes the same names."""
-    for name in names:
-        if comm.rank == root:
-            views = plan.views(name)
-            for r in range(comm.size):
-                pids = [p for p in range(plan.n_partitions) if plan.rank_of[p] == r]
-                if r == root:
-                    continue
-                arrays, extra = [], []
-                for p in pids:
-                    v = views[p]
-                    lengths = np.array([x.size for x in v.peer_pos], dtype=np.int64)
-                    arrays += [getattr(v, f) for f in _VIEW_ARRAYS]
-                    arrays += [np.concatenate(v.peer_pos) if v.peer_pos else
-                               np.empty(0, np.int64), lengths]
-                    extra.append((v.n_local, v.boundary_edges))
-                _send_arrays(comm, r, arrays, extra)
-            rank_plan.set_views(name, [views[p] for p in rank_plan.local_pids])
-        else:
-            arrays, extra = _recv_arrays(comm, root)
-            local, k = [], len(_VIEW_ARRAYS) + 2
-            for i, (n_local, boundary_edges) in enumerate(extra):
-                a = arrays[i * k:(i + 1) * k]
-                indptr, indices, weights, ghost_gvid, ghost_ptr, boundary_lvid, flat, lengths = a
-                peer_pos = np.split(flat, np.cumsum(lengths)[:-1]) if lengths.size else []
-                local.append(LocalView(indptr, indices, weights, n_local, ghost_gvid, ghost_ptr,
-                                       boundary_edges, boundary_lvid, list(peer_pos)))
-            rank_plan.set_views(name, local)
-
-
 # ---- waiting with a deadline ------------------------------------------------------------------
 
 class Waiter:
-    """Completes nonblocking requests; with a timeout, aborts every rank when one superstep's
-    collective is not done in time (a peer is stuck, dead or out of step)."""
+    """Bounds every wait on another rank by `timeout` seconds (None: no bound): past it, the
+    rank prints one line and `Abort`s every rank (a peer is stuck, stopped, dead or out of step).
+    A superstep's nonblocking collectives are polled with `wait`; any blocking call (loading,
+    partitioning, gathering) is watched by a thread while it runs, under `guard`. The deadline is
+    staggered by STAGGER_S per rank, so that the first rank to give up stops the rest before they
+    print."""
 
     def __init__(self, comm, timeout=None):
         self.comm = comm
         self.timeout = timeout
         self.step = None
+        self._armed = None                  # (deadline, what, start) of the guarded call
+        self._cv = threading.Condition()
+        if timeout:
+            threading.Thread(target=self._watch, daemon=True, name="mpi-timeout").start()
+
+    def _deadline(self, t0):
+        return t0 + self.timeout + STAGGER_S * self.comm.rank
+
+    def give_up(self, what, t0):
+        where = f"superstep {self.step}: " if self.step is not None else ""
+        abort(self.comm, f"error: rank {self.comm.rank}: {where}{what} not complete after "
+                         f"{time.monotonic() - t0:.1f} s (--mpi-timeout {self.timeout:g}); a peer "
+                         f"rank is stuck or gone, stopping all ranks")
 
     def wait(self, requests, what):
         if not self.timeout:
             MPI.Request.Waitall(requests)
             return
         t0 = time.monotonic()
-        deadline = t0 + self.timeout + STAGGER_S * self.comm.rank
+        deadline = self._deadline(t0)
         polls = 0
         while not MPI.Request.Testall(requests):
             polls += 1
             if polls > 1000:      # then back off (at most 0.1 ms), leaving the cores to others
-                now = time.monotonic()
-                if now > deadline:
-                    abort(self.comm, f"error: rank {self.comm.rank}: superstep {self.step}: {what} "
-                          f"not complete after {now - t0:.1f} s (--mpi-timeout "
-                          f"{self.timeout:g}); a peer rank is stuck or gone, stopping all ranks")
+                if time.monotonic() > deadline:
+                    self.give_up(what, t0)
                 time.sleep(min(1e-4, 1e-7 * polls))
+
+    @contextlib.contextmanager
+    def guard(self, what):
+        """Abort every rank if the block (a blocking call on the communicator) outlasts the
+        timeout."""
+        if not self.timeout:
+            yield
+            return
+        t0 = time.monotonic()
+        with self._cv:
+            self._armed = (self._deadline(t0), what, t0)
+            self._cv.notify()
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._armed = None
+
+    def _watch(self):
+        with self._cv:
+            while True:
+                if self._armed is None:
+                    self._cv.wait()
+                    continue
+                deadline, what, t0 = self._armed
+                left = deadline - time.monotonic()
+                if left > 0:
+                    self._cv.wait(left)
+                else:
+                    self.give_up(what, t0)
+
+
+GUARDED = frozenset(("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier",
+                     "Bcast", "Gatherv", "Split_type", "allgather", "allreduce", "bcast",
+                     "exscan", "gather", "scan"))
+
+
+class Guarded:
+    """A communicator whose blocking collectives (GUARDED) run under its Waiter's `guard`; every
+    other attribute is the communicator's own."""
+
+    def __init__(self, comm, timeout=None):
+        self.comm = comm
+        self.waiter = Waiter(comm, timeout)
+        self.phase = "starting"         # what the ranks are doing, for the timeout's message
+
+    def __getattr__(self, name):
+        attr = getattr(self.comm, name)
+        if name not in GUARDED:
+            return attr
+
+        def call(*args, **kwargs):
+            with self.waiter.guard(f"{self.phase}: {name}"):
+                return attr(*args, **kwargs)
+        return call
+
+
+def guarded(comm, timeout=None):
+    return comm if isinstance(comm, Guarded) else Guarded(comm, timeout)
 
 
 # ---- the exchange plan ------------------------------------------------------------------------
@@ -346,11 +338,12 @@ class ExchangePlan:
                     t = _boxes.box_touched(vals[a:b], identity)
                     v = np.empty(t.size, dtype=dtype)
                     _boxes.box_gather(vals[a:b], t, v)
-                else:
+                    t += off
+                else:           # (one copy of the slot numbers, at their place in the chunk)
                     lo, hi = np.searchsorted(idx, (a, b))
-                    t, v = idx[lo:hi] - a, vals[lo:hi]
+                    t, v = idx[lo:hi] + (off - a), vals[lo:hi]
                 if t.size:
-                    touched[s].append((t + off, v))
+                    touched[s].append((t, v))
                     n_touched[s] += t.size
         n_in = np.empty(size, np.int64)
         waiter.wait([self.comm.Ialltoall([n_touched, MPI.INT64_T], [n_in, MPI.INT64_T])],
@@ -523,30 +516,28 @@ class ExchangePlan:
 
 class MpiEngine(Engine):
     """An Engine over this rank's partitions of a RankPlan, exchanging with the other ranks of
-    `comm`. Every rank calls `run` with an equal algorithm; rank 0's `run` returns the whole
-    result by global id, the other ranks' return None as the result. `source_plan` is the global
-    PartitionPlan on rank 0 (it sends the other ranks their views), None elsewhere."""
+    `comm`. Every rank calls `run` with an equal algorithm. With `gather` (the default) rank 0's
+    `run` returns the whole result by global id and the other ranks' return None; without, every
+    rank's returns the values of its own vertices, in the order of `local_gvids`. The plan must
+    hold every view the algorithm walks (bsp.mpi_plan.plan_ranks builds them). After a run,
+    `values` holds this rank's values (in `local_gvids` order) whether gathered or not."""
 
     def __init__(self, plan, comm, device="emulated", progress=None, edges=EdgeOptions(),
-                 source_plan=None, timeout=None):
-        self.comm = comm
-        self.source_plan = source_plan
-        self.waiter = Waiter(comm, timeout)
-        self.node_rank, self.node_size = node_place(comm)
+                 timeout=None, gather=True):
+        self.comm = guarded(comm, timeout)
+        self.waiter = self.comm.waiter
+        self.gather = gather
+        self.node_rank, self.node_size = node_place(self.comm)
         self._local_gpus = [p for p in plan.local_pids if plan.kinds[p] == "gpu"]
         self._exchanges = {}
         self._fault = _parse_fault(comm.rank)
         self._record = None
+        self._gvids = None
         super().__init__(plan, device, progress, edges)
-        # who holds which vertices, gathered once for the results
-        gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) if self.parts \
-            else np.empty(0, np.int64)
-        self._counts = np.array(comm.allgather(gvids.size), dtype=np.int64)
-        self._displs = np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
-        self._gvids = np.empty(int(self._counts.sum()), np.int64) if comm.rank == 0 else None
-        comm.Gatherv([gvids, MPI.INT64_T],
-                     [self._gvids, (self._counts, self._displs), MPI.INT64_T] if comm.rank == 0
-                     else None, root=0)
+        self.local_gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) \
+            if self.parts else np.empty(0, np.int64)
+        self._places = [_Renumbered(p, start) for p, start in zip(
+            self.parts, np.cumsum([0] + [p.n_local for p in self.parts]))]
 
     def _partition(self, pid, edges):
         """GPU partitions of this rank take devices by the rank's place on its node: local rank
@@ -557,13 +548,11 @@ class MpiEngine(Engine):
         return make_partition(self.plan, pid, self.device, edges, gpu_index=index)
 
     def prepare(self, algorithm):
-        missing = []
-        for name in algorithm.views():
-            key = self.plan.canonical_view(name)
-            if not self.plan.has_view(key) and key not in missing:
-                missing.append(key)
+        missing = sorted({self.plan.canonical_view(v) for v in algorithm.views()
+                          if not self.plan.has_view(v)})
         if missing:
-            scatter_views(self.comm, self.source_plan, self.plan, missing)
+            raise ValueError(f"{algorithm.name} walks the view(s) {', '.join(missing)}, which "
+                             "the rank plan was not built with (plan_ranks(views=...))")
         try:    # a rank's bad input (a budget too small to stream its edges) stops every rank
             super().prepare(algorithm)
             failed = None
@@ -590,6 +579,12 @@ class MpiEngine(Engine):
         record.update(rank_compute_s=self._compute_wall, bytes_sent=self._sent, vote_s=0.0)
         self._record = record
         return record
+
+    def _run(self, algorithm):
+        try:
+            return super()._run(algorithm)
+        finally:
+            self.waiter.step = None
 
     def _compute(self, algorithm, mode, step):
         t0 = time.perf_counter()
@@ -630,32 +625,87 @@ class MpiEngine(Engine):
             self._record["vote_s"] = time.perf_counter() - t0
         return int(total[0]), int(total[1]), float(smallest[0])
 
+    def release(self):
+        """Drop what the runs so far keep for the next (the partitions' state arrays, boxes and
+        inboxes, the exchange's buffers): before running another algorithm, whose arrays differ
+        (the default source's CC, then the command's algorithm)."""
+        for p in self.parts:
+            p.recycle()
+            p.recycle()             # the second time, nothing was lent since: nothing kept
+            p.state = SimpleNamespace()
+            p.boxes.clear()
+            p.inboxes.clear()
+            p.outboxes.clear()
+            p.clean_box = p.clean_tail = None
+            for view in p.placed_views():
+                view.__dict__.pop("node_gvid", None)      # CC's: every node's global id
+        self._inboxes.clear()
+        for exchange in self._exchanges.values():
+            exchange._buffers.clear()
+
     def _collect(self, algorithm):
-        """The whole result on rank 0 (Gatherv of every rank's values), None elsewhere."""
-        local = algorithm.collect(self.parts, self.plan.graph.n_vertices)
-        mine = [p.gvids for p in self.parts]
-        values = np.ascontiguousarray(local[np.concatenate(mine)] if mine else local[:0])
+        """This rank's values in `local_gvids` order (the algorithm's collect over its
+        partitions, renumbered: no array of the whole graph's size), gathered to rank 0 as the
+        whole result by global id with `gather`."""
+        self.values = algorithm.collect(self._places, self.local_gvids.size)
+        return self.gathered(self.values) if self.gather else self.values
+
+    def gathered(self, values):
+        """The whole result on rank 0 from every rank's `values` (in its `local_gvids` order),
+        None elsewhere. Collective."""
         comm, root = self.comm, self.comm.rank == 0
+        if self._gvids is None:     # who holds which vertices, gathered once
+            self._counts = np.array(comm.allgather(self.local_gvids.size), dtype=np.int64)
+            self._displs = np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
+            self._gvids = np.empty(int(self._counts.sum()), np.int64) if root else False
+            comm.Gatherv([self.local_gvids, MPI.INT64_T],
+                         [self._gvids, (self._counts, self._displs), MPI.INT64_T] if root
+                         else None, root=0)
+        values = np.ascontiguousarray(values)
         recv = np.empty(int(self._counts.sum()), dtype=values.dtype) if root else None
         vtype = _mpi_type(values.dtype)
         comm.Gatherv([values, vtype], [recv, (self._counts, self._displs), vtype] if root
                      else None, root=0)
         if not root:
             return None
-        local[self._gvids] = recv
-        return local
+        out = np.empty(self.plan.graph.n_vertices, dtype=values.dtype)
+        out[self._gvids] = recv     # every vertex is some rank's
+        return out
+
+
+class _Renumbered:
+    """A partition as `Algorithm.collect` sees it, its vertices numbered by their place in the
+    rank's concatenated vertex list (start, start + 1, ...) instead of their global ids."""
+
+    def __init__(self, part, start):
+        self._part = part
+        self.gvids = np.arange(start, start + part.n_local, dtype=np.int64)
+
+    def __getattr__(self, name):
+        return getattr(self._part, name)
 
 
 def _parse_fault(rank):
-    """TOTEM_MPI_FAULT=RANK:STEP:KIND (tests only): (step, kind) for this rank, else None."""
+    """TOTEM_MPI_FAULT=RANK:WHEN:KIND (tests only): (when, kind) for this rank, else None; WHEN
+    is a superstep number, or `load` or `partition`."""
     spec = os.environ.get("TOTEM_MPI_FAULT")
     if not spec:
         return None
-    r, step, kind = spec.split(":")
-    return (int(step), kind) if int(r) == rank else None
+    r, when, kind = spec.split(":")
+    return (int(when) if when.isdigit() else when, kind) if int(r) == rank else None
 
 
-def _inject(kind, rank, step):
+def fault_point(rank, when):
+    """Inject TOTEM_MPI_FAULT's failure here if it names this rank and `when`."""
+    fault = _parse_fault(rank)
+    if fault and fault[0] == when:
+        _inject(fault[1], rank, when)
+
+
+def _inject(kind, rank, when):
     if kind == "stall":
         time.sleep(3600)
-    raise MemoryError(f"injected out-of-memory in superstep {step} (TOTEM_MPI_FAULT)")
+    if kind == "stop":
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return
+    raise MemoryError(f"injected out-of-memory at {when} (TOTEM_MPI_FAULT)")

@@ -1,13 +1,16 @@
 """Do R MPI ranks give the same results as one process? One command, through the public CLI:
 
-    python -m experiments.mpi_check [--ranks 2] [--graph rmat:20] [--device auto] ...
+    python -m experiments.mpi_check [--ranks 1,2,4] [--graph rmat:20 [FILE ...]] [--device auto] ...
 
-For every algorithm it runs `python -m totem_py.run` once in one process and once under
-`mpirun -n R --bind-to none` with the same options, compares the two `--output` arrays (bfs, cc
-and sssp exactly; pagerank to an L1 distance of 1e-4 and bc to a relative 1e-5, as the tests do:
-sums add up in another order), and prints both times and the per-rank compute, exchange and bytes
-sent of the MPI run. Exit code 0 when every result matches. Ranks on one machine share its GPUs
-(local rank k takes device k modulo the device count). As root it sets Open MPI's
+For every graph and algorithm it runs `python -m totem_py.run` once in one process and once per
+rank count under `mpirun -n R --bind-to none` with the same options, compares the `--output`
+arrays (bfs, cc and sssp exactly; pagerank to an L1 distance of 1e-4 and bc to a relative 1e-5,
+as the tests do: sums add up in another order), and prints both times and the per-rank compute,
+exchange, bytes sent and peak resident memory of the MPI run (`mpirun -n 1` runs the one-process
+command, on the .tcsr file). A graph file is converted to .tcsr
+first (`python -m totem_py.convert`): the ranks read that, the one process the original. Exit
+code 0 when every result matches. Ranks on one machine share its GPUs (local rank k takes device
+k modulo the device count). As root it sets Open MPI's
 OMPI_ALLOW_RUN_AS_ROOT variables; it turns off Open MPI 4's ptrace-based shared-memory copies,
 which containers often forbid; pass --mpirun to pick a launcher other than the one on PATH or
 beside this Python.
@@ -23,6 +26,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from experiments.provenance import header, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,10 +52,62 @@ def compare(name, one, two):
                                        f"{one[bad[0]]} != {two[bad[0]]}")
 
 
+def launch(cmd, env, what):
+    proc = subprocess.run(list(map(str, cmd)), cwd=ROOT, env=env, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        print(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+def check(args, launcher, env, common, graph, parallel, alg, tmp):
+    """One algorithm on one graph: one process, then every rank count; returns the failures."""
+    def run(prefix, spec, label, extra=()):
+        launch(prefix + [sys.executable, "-m", "totem_py.run", "--graph", spec, *common,
+                         "--algorithm", alg, "--output", tmp / f"{label}.npy", "--json",
+                         tmp / f"{label}.json", *extra], env, f"{alg} on {graph}: the {label} run")
+        return np.load(tmp / f"{label}.npy"), json.loads((tmp / f"{label}.json").read_text())
+    one, m1 = run([], graph, "one")
+    failures = []
+    for ranks in map(int, args.ranks.split(",")):
+        mpi = [launcher, "-n", str(ranks), "--bind-to", "none", "-x", "PYTHONPATH"]
+        if ranks > (os.cpu_count() or 1):
+            mpi.append("--oversubscribe")
+        two, m2 = run(mpi, parallel, f"mpi{ranks}", ["--mpi-timeout", args.mpi_timeout])
+        note = compare(alg, one, two)
+        if note:
+            failures.append(f"{alg} on {graph} at {ranks} ranks: {note}")
+        print(f"\n{alg} on {m1['graph']['spec']} ({m1['graph']['edges']:,} edges), source "
+              f"{m1['source']}, {args.partition} cpu-share {m1['cpu_share']}, device "
+              f"{m1['device']}: one process {m1['time_s'] * 1e3:.1f} ms, "
+              f"{m1['peak_rss_bytes'] / 1e6:.0f} MB; {ranks} ranks {m2['time_s'] * 1e3:.1f} ms "
+              f"({m2['supersteps']} supersteps); results "
+              f"{'MATCH' if note is None else 'DIFFER: ' + note}")
+        if "per_rank" not in m2:        # mpirun -n 1 runs the one-process command
+            print(f"  (1 rank: the one-process command; peak "
+                  f"{m2['peak_rss_bytes'] / 1e6:.0f} MB)")
+            continue
+        print(f"  {'rank':>4} {'host':>10} {'pids':>8} {'gpu':>5} {'edges':>12} "
+              f"{'compute_ms':>10} {'exchange_ms':>11} {'vote_ms':>8} {'sent_MB':>8} "
+              f"{'peak_MB':>8}")
+        for r in m2["per_rank"]:
+            gpus = sorted({m2["partitions"][p]["gpu"] for p in r["partitions"]
+                           if m2["partitions"][p]["gpu"] is not None})
+            print(f"  {r['rank']:>4} {r['host'][:10]:>10} "
+                  f"{','.join(map(str, r['partitions'])):>8} "
+                  f"{','.join(map(str, gpus)) or '-':>5} {r['edges']:>12,} "
+                  f"{r['compute_s'] * 1e3:>10.2f} {r['exchange_s'] * 1e3:>11.2f} "
+                  f"{r['vote_s'] * 1e3:>8.2f} {r['bytes_sent'] / 1e6:>8.3f} "
+                  f"{r['peak_rss_bytes'] / 1e6:>8.0f}", flush=True)
+    return failures
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ranks", type=int, default=2)
-    ap.add_argument("--graph", default="rmat:20")
+    ap.add_argument("--ranks", default="2", help="rank counts, e.g. 1,2,4")
+    ap.add_argument("--graph", nargs="+", default=["rmat:20"],
+                    help="generator specs or graph files (files are converted to .tcsr)")
     ap.add_argument("--directed", action="store_true", help="do not pass --undirected")
     ap.add_argument("--algorithms", default="bfs,sssp,cc,pagerank,bc")
     ap.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
@@ -61,6 +118,8 @@ def main(argv=None):
     ap.add_argument("--mpirun", default=None)
     ap.add_argument("--mpi-timeout", default="300")
     args = ap.parse_args(argv)
+    print(header(provenance("experiments.mpi_check", argv, gpu=args.device == "gpu")),
+          flush=True)
     launcher = args.mpirun or find_mpirun()
     if not launcher:
         sys.exit("mpirun not found: install Open MPI (or pip install 'totem_py[mpi]')")
@@ -71,50 +130,22 @@ def main(argv=None):
     # Open MPI 4's shared-memory transport copies through ptrace (CMA), which containers often
     # forbid; plain copies work everywhere (Open MPI 5 does not read this variable)
     env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
-    common = ["--graph", args.graph, "--device", args.device, "--partition", args.partition,
+    common = ["--device", args.device, "--partition", args.partition,
               "--cpu-share", args.cpu_share, "--gpus", args.gpus, "--trials", args.trials,
               "--quiet"] + ([] if args.directed else ["--undirected"])
-    mpi = [launcher, "-n", str(args.ranks), "--bind-to", "none", "-x", "PYTHONPATH"]
-    if args.ranks > (os.cpu_count() or 1):
-        mpi.append("--oversubscribe")
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        for alg in args.algorithms.split(","):
-            runs = {}
-            for label, prefix, extra in (
-                    ("one", [], []),
-                    ("mpi", mpi, ["--mpi-timeout", args.mpi_timeout])):
-                cmd = prefix + [sys.executable, "-m", "totem_py.run", *common, "--algorithm",
-                                alg, "--output", tmp / f"{label}.npy", "--json",
-                                tmp / f"{label}.json", *extra]
-                proc = subprocess.run(list(map(str, cmd)), cwd=ROOT, env=env,
-                                      capture_output=True, text=True)
-                if proc.returncode != 0:
-                    print(f"{alg}: the {label} run failed (exit {proc.returncode}):\n"
-                          f"{proc.stderr[-3000:]}", file=sys.stderr)
-                    sys.exit(1)
-                runs[label] = (np.load(tmp / f"{label}.npy"),
-                               json.loads((tmp / f"{label}.json").read_text()))
-            (one, m1), (two, m2) = runs["one"], runs["mpi"]
-            note = compare(alg, one, two)
-            if note:
-                failures.append(f"{alg}: {note}")
-            print(f"\n{alg} on {m1['graph']['spec']} ({m1['graph']['edges']:,} edges), source "
-                  f"{m1['source']}, {args.partition} cpu-share {m1['cpu_share']}, device "
-                  f"{m1['device']}: one process {m1['time_s'] * 1e3:.1f} ms, {m2['ranks']} ranks "
-                  f"{m2['time_s'] * 1e3:.1f} ms ({m2['supersteps']} supersteps); results "
-                  f"{'MATCH' if note is None else 'DIFFER: ' + note}")
-            print(f"  {'rank':>4} {'host':>10} {'pids':>8} {'gpu':>5} {'edges':>12} "
-                  f"{'compute_ms':>10} {'exchange_ms':>11} {'vote_ms':>8} {'sent_MB':>8}")
-            for r in m2["per_rank"]:
-                gpus = sorted({m2["partitions"][p]["gpu"] for p in r["partitions"]
-                               if m2["partitions"][p]["gpu"] is not None})
-                print(f"  {r['rank']:>4} {r['host'][:10]:>10} "
-                      f"{','.join(map(str, r['partitions'])):>8} "
-                      f"{','.join(map(str, gpus)) or '-':>5} {r['edges']:>12,} "
-                      f"{r['compute_s'] * 1e3:>10.2f} {r['exchange_s'] * 1e3:>11.2f} "
-                      f"{r['vote_s'] * 1e3:>8.2f} {r['bytes_sent'] / 1e6:>8.3f}")
+        for k, graph in enumerate(args.graph):
+            if Path(graph).exists():
+                graph = str(Path(graph).resolve())
+            parallel = graph
+            if Path(graph).exists() and not graph.endswith(".tcsr"):
+                parallel = str(tmp / f"graph{k}.tcsr")
+                subprocess.run([sys.executable, "-m", "totem_py.convert", graph, parallel],
+                               cwd=ROOT, env=env, check=True, capture_output=True)
+            for alg in args.algorithms.split(","):
+                failures += check(args, launcher, env, common, graph, parallel, alg, tmp)
     print("\nall results match" if not failures else "\nMISMATCH:\n" + "\n".join(failures))
     return 0 if not failures else 1
 

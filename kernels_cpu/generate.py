@@ -66,8 +66,10 @@ def _rmat_block(u, v, r, keep, alias, block_u, block_v):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, keys, src, dst):
-    """Graph500 Kronecker edges with scrambled ids.
+def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, keys, src, dst,
+               first=0):
+    """Graph500 Kronecker edges with scrambled ids: edges first, first + 1, ... into src, dst
+    (an MPI rank generates its own range of the edges).
 
     Levels go four at a time through the alias tables of the 4-level outcome distribution
     (keep, alias, and the 4 row / column bits block_u, block_v of each outcome), the last
@@ -76,7 +78,8 @@ def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, key
     hash of (seed, edge index). keys: odd uint64 multipliers of the id scramble."""
     mask = np.uint64((1 << scale) - 1)
     shift = np.uint64((scale + 1) // 2)
-    for e in prange(src.size):
+    for i in prange(src.size):
+        e = first + i
         state = mix64(seed ^ (np.uint64(e) * _GOLDEN)) | np.uint64(1)   # xorshift needs != 0
         u = 0
         v = 0
@@ -90,18 +93,19 @@ def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, key
         for _ in range(scale % 4):
             state, x = _xorshift_star(state)
             u, v = _rmat_level(u, v, x >> np.uint64(32), t_a, t_ab, t_abc)
-        src[e] = _scramble(u, mask, shift, keys)
-        dst[e] = _scramble(v, mask, shift, keys)
+        src[i] = _scramble(u, mask, shift, keys)
+        dst[i] = _scramble(v, mask, shift, keys)
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def uniform_edges(n_vertices, seed, src, dst):
+def uniform_edges(n_vertices, seed, src, dst, first=0):
+    """Uniform random edges first, first + 1, ... into src, dst."""
     n = np.uint64(n_vertices)
-    for e in prange(src.size):
-        x = mix64(seed ^ (np.uint64(e) * _GOLDEN))
+    for i in prange(src.size):
+        x = mix64(seed ^ (np.uint64(first + i) * _GOLDEN))
         y = mix64(x + _GOLDEN)
-        src[e] = x % n
-        dst[e] = y % n
+        src[i] = x % n
+        dst[i] = y % n
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -115,9 +119,9 @@ def count_rows(src, dst, mirror, counts):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sort_dedup_rows(indptr, indices, counts):
+def sort_dedup_rows(indptr, indices, counts, first=0):
     """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
-    counts[u + 1] = the kept length."""
+    counts[u + 1] = the kept length. Row u is vertex first + u (a rank's block of rows)."""
     for u in prange(indptr.size - 1):
         start = indptr[u]
         stop = indptr[u + 1]
@@ -135,7 +139,7 @@ def sort_dedup_rows(indptr, indices, counts):
         k = 0
         for i in range(stop - start):
             v = row[i]
-            if v != u and (k == 0 or v != row[k - 1]):
+            if v != first + u and (k == 0 or v != row[k - 1]):
                 row[k] = v
                 k += 1
         counts[u + 1] = k
@@ -151,12 +155,26 @@ def compact_rows(indptr, indices, new_indptr, out):
             out[dest + i] = indices[start + i]
 
 
+@njit(nogil=True, cache=True)
+def compact_rows_inplace(indptr, indices, new_indptr):
+    """compact_rows into `indices` itself: rows only move towards the front, one after another."""
+    for u in range(indptr.size - 1):
+        start = indptr[u]
+        dest = new_indptr[u]
+        if dest == start:
+            continue
+        for i in range(new_indptr[u + 1] - dest):
+            indices[dest + i] = indices[start + i]
+
+
 @njit(parallel=True, nogil=True, cache=True)
-def edge_weights(indptr, indices, seed, low, high, out):
-    """Integer weights in [low, high] hashed from the unordered pair, so (u, v) and (v, u) agree."""
+def edge_weights(indptr, indices, seed, low, high, out, first=0):
+    """Integer weights in [low, high] hashed from the unordered pair, so (u, v) and (v, u) agree.
+    Row u is vertex first + u."""
     span = np.uint64(high - low + 1)
-    for u in prange(indptr.size - 1):
-        for e in range(indptr[u], indptr[u + 1]):
+    for r in prange(indptr.size - 1):
+        u = first + r
+        for e in range(indptr[r], indptr[r + 1]):
             v = indices[e]
             a = np.uint64(min(u, v))
             b = np.uint64(max(u, v))

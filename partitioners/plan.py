@@ -239,6 +239,11 @@ def hub_scores(graph):
         indeg = out
     else:
         indeg = np.bincount(graph.indices, minlength=graph.n_vertices)
+    return hub_product(out, indeg)
+
+
+def hub_product(out, indeg):
+    """out x indeg per vertex, int64, or float64 where a product could overflow."""
     if out.size and int(out.max()) * int(indeg.max()) >= 2 ** 63:
         return out.astype(np.float64) * indeg
     return out.astype(np.int64) * indeg
@@ -294,6 +299,19 @@ def _order_members(graph, members, strategy, seed):
     return members[np.random.default_rng(seed).permutation(members.size)]
 
 
+def check_options(strategy, cpu_share, gpus, hub_sort):
+    """The strategy (upper case) if the options are valid, else an InputError naming the option."""
+    strategy = strategy.upper()
+    if strategy not in STRATEGIES:
+        raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if not 0.0 <= cpu_share <= 1.0:
+        raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
+    if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
+        raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
+    check_hub_sort(hub_sort)
+    return strategy
+
+
 def _split(graph, members, strategy, cpu_share, gpus, seed, hub_sort="degree", scores=None):
     """[(kind, vertices in local-id order)]: one CPU partition holding `cpu_share` of the edges of
     `members` and `gpus` GPU partitions sharing the rest evenly, each in `local_order`; empty
@@ -339,14 +357,7 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
     each rank's share is split as above; rank r's partitions get consecutive pids, after rank
     r-1's, and `plan.rank_of[pid]` names the rank. Every rank keeps at least one partition (an
     empty one if it has no vertices)."""
-    strategy = strategy.upper()
-    if strategy not in STRATEGIES:
-        raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
-    if not 0.0 <= cpu_share <= 1.0:
-        raise InputError(f"--cpu-share must be in [0, 1], got {cpu_share}")
-    if gpus < 0 or (gpus == 0 and cpu_share < 1.0):
-        raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
-    check_hub_sort(hub_sort)
+    strategy = check_options(strategy, cpu_share, gpus, hub_sort)
     if ranks < 1:
         raise ValueError(f"ranks must be >= 1, got {ranks}")
     n = graph.n_vertices
@@ -430,6 +441,14 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
     return out
 
 
+def check_degrees(degree, ids=None):
+    """An InputError if a vertex has 2**31 edges or more (`ids[i]` names vertex i, if given)."""
+    if degree.size and degree.max() >= 2 ** 31:
+        i = int(np.argmax(degree))
+        raise InputError(f"vertex {i if ids is None else int(ids[i])} has {int(degree[i])} "
+                         f"edges: the partitioner supports degrees below 2**31")
+
+
 def _build_views(plan, g):
     n = g.n_vertices
     idx_dtype = index_dtype(n)
@@ -437,9 +456,7 @@ def _build_views(plan, g):
     degree = np.diff(g.indptr)
     # the rows' sort key, -degree, in 4 bytes (half the cache lines per lookup of 8 bytes);
     # plan_sort_rows packs it with a position in one int64
-    if degree.size and degree.max() >= 2 ** 31:
-        raise InputError(f"vertex {int(np.argmax(degree))} has {int(degree.max())} edges: "
-                         f"the partitioner supports degrees below 2**31")
+    check_degrees(degree)
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)

@@ -1,22 +1,31 @@
-"""One MPI rank's share of a PartitionPlan (built by `partition(..., ranks=R)` on rank 0).
+"""One MPI rank's share of a partition plan: what `partition(graph, ..., ranks=R)` would give
+that rank, built by the ranks together from their shares of the graph (bsp/mpi_plan.py), without
+any rank holding the whole graph.
 
 A `RankPlan` has the interface the engine, the partitions and the algorithms read from a
 PartitionPlan, but holds only what its rank needs: the global shape of the plan (kinds and rank of
 every pid, the graph's size), the vertex lists and out-degrees of its own partitions, and their
 LocalViews. Lists indexed by pid (`gvids`, `views(name)`) hold None for other ranks' partitions.
-The vertex lists arrive in the global plan's local-id order (its `hub_sort`, applied by
-`local_order` in plan.py on rank 0), so a rank's partitions are laid out as in one process.
-`owner[gvid]` and `lvid_of[gvid]` answer for the vertices of this rank's partitions; any other
-vertex is owned by pid -1 ("elsewhere"), which is all an algorithm asks (`owned_lvid`).
+The vertex lists are in local-id order (`hub_sort`, applied by `local_order` in plan.py), so a
+rank's partitions are laid out as in one process. `owner[gvid]` and `lvid_of[gvid]` answer for
+the vertices of this rank's partitions; any other vertex is owned by pid -1 ("elsewhere"), which
+is all an algorithm asks (`owned_lvid`).
 
-Nothing here knows about MPI: bsp/mpi.py fills a RankPlan from what rank 0 sends.
+`local_views` builds a rank's LocalViews of one CSR view from the rows of its vertices and what
+the rank knows of the vertices they reach, as `plan._build_views` builds them from the whole
+graph; `boundary_tables` completes them with what the other ranks hold. Nothing here knows about
+MPI.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from .plan import PlanShape
+from kernels_cpu import plan as _k
+from kernels_cpu import ranks as _kr
+from totem_py.graph import index_dtype
+
+from .plan import LocalView, PlanShape, check_degrees
 
 
 @dataclass
@@ -38,18 +47,30 @@ class GraphSummary:
         return cls(graph.n_vertices, graph.n_edges, graph.directed, graph.spec, w)
 
 
-class _LocalLookup:
-    """owner[gvid] / lvid_of[gvid] for the vertices of this rank's partitions; -1 elsewhere."""
+class ByGvid:
+    """values[i] belongs to global id gvids[i] (gvids sorted): indexing with global ids of those
+    vertices looks their values up, as a per-vertex array of the whole graph would answer."""
 
     def __init__(self, gvids, values):
-        order = np.argsort(gvids, kind="stable")
-        self._gvids = gvids[order]
-        self._values = values[order]
+        self.gvids, self.values = gvids, values
 
     def __getitem__(self, gvid):
-        i = int(np.searchsorted(self._gvids, gvid))
-        if i < self._gvids.size and self._gvids[i] == gvid:
-            return int(self._values[i])
+        return self.values[np.searchsorted(self.gvids, gvid)]
+
+
+class _LocalLookup:
+    """owner[gvid] (pid) or lvid_of[gvid] (local id) for the vertices of this rank's partitions,
+    -1 elsewhere, by a scan of the partitions' vertex lists: algorithms ask about one vertex per
+    run (a source), so no per-vertex table is kept for it."""
+
+    def __init__(self, plan, local_id):
+        self.plan, self.local_id = plan, local_id
+
+    def __getitem__(self, gvid):
+        for pid in self.plan.local_pids:
+            hit = np.flatnonzero(self.plan.gvids[pid] == gvid)
+            if hit.size:
+                return int(hit[0]) if self.local_id else pid
         return -1
 
 
@@ -73,13 +94,8 @@ class RankPlan(PlanShape):
         for pid, g, d in zip(self.local_pids, gvids, out_degrees):
             self.gvids[pid] = g
             self._degrees[pid] = d
-        mine = [self.gvids[p] for p in self.local_pids]
-        all_gvids = np.concatenate(mine) if mine else np.empty(0, np.int64)
-        pids = np.concatenate([np.full(g.size, p, np.int64) for p, g in zip(self.local_pids, mine)]
-                              ) if mine else np.empty(0, np.int64)
-        lvids = np.concatenate([np.arange(g.size) for g in mine]) if mine else np.empty(0, np.int64)
-        self.owner = _LocalLookup(all_gvids, pids)
-        self.lvid_of = _LocalLookup(all_gvids, lvids)
+        self.owner = _LocalLookup(self, False)
+        self.lvid_of = _LocalLookup(self, True)
         self._views = {}
 
     def out_degree(self, pid):
@@ -98,9 +114,17 @@ class RankPlan(PlanShape):
     def views(self, name):
         key = self.canonical_view(name)
         if key not in self._views:
-            raise KeyError(f"view {name!r} has not been sent to rank {self.rank} "
-                           "(bsp.mpi.MpiEngine.prepare sends the views an algorithm declares)")
+            raise KeyError(f"rank {self.rank}'s plan has no view {name!r} (bsp.mpi_plan."
+                           "plan_ranks builds the views it is asked for)")
         return self._views[key]
+
+    def stats(self, view="out"):
+        """Per local partition: pid, kind, vertices, edges, boundary edges and remote vertices,
+        the rows of PartitionPlan.stats for this rank's partitions."""
+        return [dict(pid=p, kind=self.kinds[p], vertices=int(v.n_local),
+                     edges=int(v.indices.size), boundary_edges=int(v.boundary_edges),
+                     remote_vertices=int(v.n_ghosts))
+                for p, v in ((p, self.views(view)[p]) for p in self.local_pids)]
 
 
 def rank_meta(plan):
@@ -108,3 +132,64 @@ def rank_meta(plan):
     return dict(graph=GraphSummary.of(plan.graph), strategy=plan.strategy,
                 cpu_share=plan.cpu_share, gpus=plan.gpus, seed=plan.seed, hub_sort=plan.hub_sort,
                 kinds=list(plan.kinds), rank_of=list(plan.rank_of))
+
+
+def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
+    """The LocalViews of this rank's partitions for one CSR view, as `plan._build_views` builds
+    them, without their boundary tables; and, per partition, the ghost groups it holds:
+    [(owner pid, the owner's local ids of those ghosts, ascending)].
+
+    The rows come laid out as the views will hold them: partition after partition (`parts`:
+    [(pid, global ids in local order)]), each in local order; `indptr` (their offsets), `ids`
+    (renamed to positions in `known`) and `weights` (or None) become the views' arrays, in place.
+    known: (gvid, pid, lvid, degree), aligned arrays describing every vertex the rows reach and
+    every vertex of the rank, gvid ascending; degree is the vertex's row length in the view."""
+    gvid, pid_k, lvid_k, degree = known
+    check_degrees(degree, gvid)
+    has_w = weights is not None
+    no_w = np.empty(0, np.float64)
+    mark = np.zeros(gvid.size, np.uint8)
+    views, groups, start = [], [], 0
+    for pid, gvids in parts:
+        n_local = gvids.size
+        ptr = indptr[start:start + n_local + 1] - indptr[start]
+        a, b = int(indptr[start]), int(indptr[start + n_local])
+        start += n_local
+        rows, w = ids[a:b], weights[a:b] if has_w else no_w
+        boundary = _k.plan_mark_remote(ptr, rows, np.arange(n_local), pid_k, pid, mark)
+        ghosts = np.flatnonzero(mark)
+        mark[ghosts] = 0
+        ghosts = ghosts[np.lexsort((lvid_k[ghosts], pid_k[ghosts]))]   # by owner, in its order
+        counts = np.bincount(pid_k[ghosts], minlength=n_partitions)
+        ghost_ptr = np.concatenate([[0], np.cumsum(counts)])
+        local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
+        kpos = np.searchsorted(gvid, gvids)
+        code = np.empty(gvid.size, dtype=local_dtype)
+        code[kpos] = np.arange(n_local)
+        code[ghosts] = np.arange(n_local, n_local + ghosts.size)
+        _kr.localize_rows(ptr, rows, w, has_w, code, n_local)
+        del code
+        rows = rows.astype(local_dtype, copy=False)
+        key = -np.concatenate([degree[kpos], degree[ghosts]]).astype(np.int32)
+        _k.plan_sort_rows(ptr, rows, w, has_w, key, n_local)
+        del key
+        views.append(LocalView(ptr, rows, w if has_w else None, n_local,
+                               gvid[ghosts].astype(index_dtype(n_vertices)), ghost_ptr,
+                               int(boundary)))
+        groups.append([(q, lvid_k[ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]])
+                       for q in np.flatnonzero(counts)])
+    return views, groups
+
+
+def boundary_tables(view, n_local, held_by, n_partitions):
+    """Set `view`'s boundary_lvid and peer_pos (plan._build_views' owner side) from `held_by`:
+    peer pid -> the local ids of this partition's vertices that peer holds ghosts of, in the
+    peer's slot order (ascending)."""
+    empty = np.empty(0, np.int64)
+    mine = [np.asarray(held_by.get(q, empty), dtype=np.int64) for q in range(n_partitions)]
+    held = np.zeros(n_local, dtype=bool)
+    for m in mine:
+        held[m] = True
+    view.boundary_lvid = np.flatnonzero(held).astype(np.int64)
+    rank = np.cumsum(held, dtype=np.int64) - 1
+    view.peer_pos = [rank[m] for m in mine]

@@ -1,19 +1,31 @@
-"""The engine's configuration matrix across MPI ranks, against the serial references (a helper that
+"""The engine across MPI ranks, every rank loading and partitioning only its share (a helper that
 tests/test_mpi.py launches; not a test file itself):
 
-    mpirun -n R python tests/mpi_driver.py REPORT.json [--devices cpu,emulated]
+    mpirun -n R python tests/mpi_driver.py REPORT.json matrix [--devices cpu,emulated]
+    mpirun -n R python tests/mpi_driver.py REPORT.json acceptance
 
-Rank 0 holds the graphs and the references; for every graph x HIGH/LOW/RAND x (cpu share, GPU
+`matrix`: the toy graphs (written as .tcsr files by rank 0, each rank reading its rows) and a
+generated R-MAT graph (each rank generating its edges), for every HIGH/LOW/RAND x (cpu share, GPU
 partitions per rank), and HIGH at two of those with each other local order (`hub_sort` hytgraph
-and off), it builds the plan over R ranks and sends each rank its share; then on device
-cpu and emulated every algorithm runs and rank 0 compares the gathered result with the reference
-under tests/test_engine.py's tolerances. Rank 0 writes a JSON report (runs, failures) that the
-test asserts on. An exception on any rank prints its traceback and aborts every rank.
+and off): each rank checks that the plan it built with the others equals its part of the
+one-process `partition(graph, ..., ranks=R)`, array for array and view for view; then on device
+cpu and emulated every algorithm runs and rank 0 compares the gathered result with the serial
+reference under tests/test_engine.py's tolerances.
+
+`acceptance` (what `python -m experiments.mpi_check` checks, in one launch): generated graphs and
+real graphs from ../shared/data converted to .tcsr, every algorithm on a hybrid plan, the result
+against the one-process run's under mpi_check's comparison (bfs, cc, sssp exactly), from the same
+default source (found by the ranks in the largest weak component).
+
+Rank 0 writes a JSON report (runs, failures) that the test asserts on. An exception on any rank
+prints its traceback and aborts every rank.
 """
 
 import json
 import pathlib
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 
@@ -23,11 +35,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bsp.mpi import MpiEngine, scatter_plan, world  # noqa: E402
+from bsp.mpi import MpiEngine, guarded, world  # noqa: E402
+from bsp.mpi_plan import generate_share, plan_ranks, read_share, weigh  # noqa: E402
+from experiments.mpi_check import compare  # noqa: E402
 from partitioners import partition  # noqa: E402
-from totem_py import generate  # noqa: E402
+from totem_py import generate, io, store  # noqa: E402
+from totem_py.distributed import default_source  # noqa: E402
+from totem_py.harness import default_source as one_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
-from totem_py.harness import default_source  # noqa: E402
 
 from test_engine import algorithms, expected, mismatch  # noqa: E402
 from toys import toy_graphs, with_random_weights  # noqa: E402
@@ -39,58 +54,155 @@ CONFIGS = ((1.0, 1), (0.5, 1), (0.3, 2), (0.0, 1))     # (cpu share, GPU partiti
 PLANS = tuple((s, share, gpus, "degree") for s in STRATEGIES for share, gpus in CONFIGS) + \
     tuple(("HIGH", share, gpus, h) for h in ("hytgraph", "off") for share, gpus in CONFIGS[1:3])
 DEVICES = ("cpu", "emulated")
+VIEWS = ("out", "in", "both")
+GENERATED = "rmat:9"            # the matrix's generated graph (seed 2, weighted)
+# acceptance: (spec, undirected); files are converted to .tcsr first
+DATA = HERE.parent.parent / "shared" / "data"
+ACCEPTANCE = (("rmat:12", True), ("rmat:11", False), ("uniform:11", True),
+              (DATA / "facebook_combined.txt.gz", True), (DATA / "wiki-Vote.txt.gz", False),
+              (DATA / "rome99.gr.gz", False), (DATA / "road-usroads.mtx.gz", False))
+MPI_CHECK_ALGORITHMS = ("bfs", "sssp", "cc", "pagerank", "bc")
 
 
-def graphs():
-    """name -> weighted graph: the toys, a generated R-MAT graph, and a graph whose edges all
-    leave three vertices, so that with 4 ranks one rank holds vertices but no edges (the toys
-    `empty`, `single` and `self_loop` give ranks with no vertices at all)."""
+def toys():
+    """name -> weighted graph: the toys, and a graph whose edges all leave three vertices, so
+    that with 4 ranks one rank holds vertices but no edges (the toys `empty`, `single` and
+    `self_loop` give ranks with no vertices at all)."""
     out = {name: with_random_weights(g, seed=3) for name, g in toy_graphs().items()}
-    out["rmat9"] = generate("rmat:9", seed=2, weighted=True)
     src, dst = np.array([0, 1, 2, 2]), np.array([1, 2, 0, 5])
     out["few_edges"] = with_random_weights(Graph.from_edges(src, dst, 12, spec="few_edges"), 4)
     return out
 
 
-def main(report, devices=DEVICES):
-    comm = world()
+def plan_difference(mine, plan):
+    """None if RankPlan `mine` is its rank's part of the one-process `plan`, else a note."""
+    if mine.kinds != plan.kinds or mine.rank_of != plan.rank_of:
+        return f"kinds / ranks {mine.kinds} {mine.rank_of} != {plan.kinds} {plan.rank_of}"
+    for p in mine.local_pids:
+        if not np.array_equal(mine.gvids[p], plan.gvids[p]):
+            return f"partition {p}: other vertices or order"
+        if not np.array_equal(mine.out_degree(p), plan.out_degree(p)):
+            return f"partition {p}: other out-degrees"
+        for view in VIEWS:
+            a, b = mine.views(view)[p], plan.views(view)[p]
+            for f in ("indptr", "indices", "ghost_gvid", "ghost_ptr", "boundary_lvid"):
+                x, y = getattr(a, f), getattr(b, f)
+                if x.dtype != y.dtype or not np.array_equal(x, y):
+                    return f"partition {p}, view {view}: {f} differs"
+            if (a.weights is None) != (b.weights is None) or (
+                    a.weights is not None and not np.array_equal(a.weights, b.weights)):
+                return f"partition {p}, view {view}: weights differ"
+            if (a.n_local, a.boundary_edges) != (b.n_local, b.boundary_edges):
+                return f"partition {p}, view {view}: n_local or boundary_edges differ"
+            if len(a.peer_pos) != len(b.peer_pos) or not all(
+                    np.array_equal(x, y) for x, y in zip(a.peer_pos, b.peer_pos)):
+                return f"partition {p}, view {view}: peer_pos differs"
+    return None
+
+
+def matrix(comm, folder, devices):
     root = comm.rank == 0
-    t0 = time.perf_counter()
-    table = graphs() if root else None
-    names = comm.bcast(sorted(table) if root else None)
-    failures, runs, no_edges = [], 0, 0
+    names = sorted(toys()) + [GENERATED]
+    failures, runs, no_edges, plans = [], 0, 0, 0
+    table = toys() if root else {}
     for name in names:
-        graph = table[name] if root else None
-        source = default_source(graph) if root and graph.n_vertices else None
-        source = comm.bcast(source)
+        if name == GENERATED:
+            graph = generate(GENERATED, seed=2, weighted=True)
+
+            def share():
+                return generate_share(comm, GENERATED, 2, weighted=True)
+        else:
+            path = f"{folder}/{name}.tcsr"
+            if root:
+                store.write(table[name], path)
+            comm.Barrier()
+            graph = store.load(path)
+
+            def share():
+                return read_share(comm, path)
+        source = one_source(graph) if graph.n_vertices else None
         want = expected(graph, source) if root else None
-        for strategy, share, gpus, hub_sort in PLANS:
-            plan = partition(graph, strategy, share, gpus, seed=1, ranks=comm.size,
-                             hub_sort=hub_sort) if root else None
-            rank_plan = scatter_plan(comm, plan)
-            assert rank_plan.hub_sort == hub_sort
-            edges = sum(int(rank_plan.out_degree(p).sum()) for p in rank_plan.local_pids)
+        for strategy, cpu_share, gpus, hub_sort in PLANS:
+            mine = plan_ranks(comm, share(), strategy, cpu_share, gpus, 1, hub_sort, VIEWS)
+            plans += 1
+            note = plan_difference(mine, partition(graph, strategy, cpu_share, gpus, seed=1,
+                                                   ranks=comm.size, hub_sort=hub_sort))
+            if note:
+                failures.append(f"plan of {name} {strategy} share={cpu_share} gpus={gpus} "
+                                f"hub_sort={hub_sort} rank {comm.rank}: {note}")
+            edges = sum(int(mine.out_degree(p).sum()) for p in mine.local_pids)
             no_edges += comm.allreduce(int(edges == 0))
             for device in devices:
-                engine = MpiEngine(rank_plan, comm, device, source_plan=plan)
+                engine = MpiEngine(mine, comm, device)
                 for alg in algorithms(source):
                     got, _ = engine.run(alg)
                     runs += 1
                     if root:
                         note = mismatch(alg.name, got, want[alg.name])
                         if note:
-                            failures.append(f"{alg.name} {name} {strategy} share={share} "
+                            failures.append(f"{alg.name} {name} {strategy} share={cpu_share} "
                                             f"gpus={gpus} hub_sort={hub_sort} {device} "
                                             f"ranks={comm.size}: {note}")
-    if root:
+    failures = [f for fs in comm.allgather(failures) for f in fs]
+    return dict(runs=runs, plans=plans, failures=failures, rank_plans_without_edges=no_edges)
+
+
+def acceptance(comm, folder):
+    """mpi_check's comparison for every algorithm on every graph of ACCEPTANCE."""
+    root = comm.rank == 0
+    failures, runs = [], 0
+    for k, (spec, undirected) in enumerate(ACCEPTANCE):
+        generated = isinstance(spec, str)
+        if not generated:
+            path = f"{folder}/{k}.tcsr"
+            if root:
+                store.write(io.load(spec), path)
+            comm.Barrier()
+        for name in MPI_CHECK_ALGORITHMS:
+            weighted = name == "sssp"
+            share = (generate_share(comm, spec, 0, undirected, weighted) if generated
+                     else read_share(comm, path, undirected))
+            summary, bounds = share.summary(comm), share.bounds
+            find = name in ("bfs", "sssp", "bc")       # the default source, as the CLI finds it
+            alg, _ = make_algorithm(name, summary, 0 if find else None)
+            weigh(comm, share, alg)
+            mine = plan_ranks(comm, share, "HIGH", 0.5, 1, 0, "degree",
+                              alg.views() + ["both"] * find)
+            engine = MpiEngine(mine, comm, "emulated")
+            source = default_source(engine, bounds) if find else None
+            alg, source = make_algorithm(name, summary, source)
+            got, _ = engine.run(alg)
+            runs += 1
+            if root:
+                graph = (generate(spec, 0, undirected, weighted) if generated
+                         else io.load(spec, undirected))
+                one = run(graph, name, "HIGH", 0.5, 1, "emulated")
+                note = compare(name, one.values, got)
+                if one.metrics["source"] != source:
+                    note = f"source {source}, one process's {one.metrics['source']}"
+                if note:
+                    failures.append(f"{name} on {pathlib.Path(str(spec)).name} "
+                                    f"{'undirected' if undirected else 'directed'} at "
+                                    f"{comm.size} ranks: {note}")
+    return dict(runs=runs, failures=failures)
+
+
+def main(report, part, devices=DEVICES):
+    comm = guarded(world(), 300)
+    t0 = time.perf_counter()
+    folder = comm.bcast(tempfile.mkdtemp(prefix="mpi_driver.") if comm.rank == 0 else None)
+    out = matrix(comm, folder, devices) if part == "matrix" else acceptance(comm, folder)
+    comm.Barrier()
+    if comm.rank == 0:
+        shutil.rmtree(folder)
         pathlib.Path(report).write_text(json.dumps(dict(
-            ranks=comm.size, runs=runs, failures=failures, rank_plans_without_edges=no_edges,
-            seconds=time.perf_counter() - t0), indent=1))
+            ranks=comm.size, seconds=time.perf_counter() - t0, **out), indent=1))
 
 
 if __name__ == "__main__":
     try:
-        main(sys.argv[1], tuple(sys.argv[3].split(",")) if len(sys.argv) > 3 else DEVICES)
+        main(sys.argv[1], sys.argv[2],
+             tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 else DEVICES)
     except BaseException:
         comm = world()
         print(f"rank {comm.rank}:\n{traceback.format_exc()}", file=sys.stderr, flush=True)

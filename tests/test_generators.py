@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 from kernels_cpu import generate as kgen
 from totem_py.errors import InputError
-from totem_py.generators import (_RMAT_TABLES, RMAT_ABCD, generate, graph_from_spec, parse_spec,
-                                 raw_edges, rmat_tables)
+from totem_py.generators import (_RMAT_TABLES, RMAT_ABCD, edge_weights, generate,
+                                 graph_from_spec, parse_spec, raw_edges, rmat_tables)
 
 REPO_DATA = Path(__file__).resolve().parent / "data"
 
@@ -169,3 +169,19 @@ def test_id_scramble_is_a_permutation():
         out = _scramble_all(scale, keys)
         assert np.array_equal(np.sort(out), np.arange(1 << scale))
         assert scale < 5 or not np.array_equal(out, np.arange(1 << scale))
+
+
+@pytest.mark.parametrize("kind", ["rmat", "uniform"])
+def test_any_range_of_edges_is_that_slice_of_the_whole(kind):
+    """What an MPI rank generates (its range of the edges) is the one process's slice; weights
+    of any block of rows are the whole graph's rows' weights."""
+    src, dst = raw_edges(kind, 10, 4, 7)
+    for first, count in ((0, 100), (1234, 999), (src.size - 5, 5), (17, 0)):
+        s, d = raw_edges(kind, 10, 4, 7, first, count)
+        assert np.array_equal(s, src[first:first + count])
+        assert np.array_equal(d, dst[first:first + count])
+    g = generate(f"{kind}:10:4", seed=7, undirected=True, weighted=True)
+    lo, hi = 300, 700
+    a, b = g.indptr[lo], g.indptr[hi]
+    w = edge_weights(g.indptr[lo:hi + 1] - a, g.indices[a:b], 7, lo)
+    assert np.array_equal(w, g.weights[a:b])

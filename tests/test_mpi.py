@@ -1,10 +1,12 @@
-"""The engine across MPI processes: the configuration matrix at 1, 2 and 4 ranks (4 oversubscribed
-on a small machine) against the serial references, the command under mpirun against one process,
-and what a user sees when a rank fails. `pip install -e .[test]` brings mpi4py and Open MPI's
-mpirun; these tests fail (not skip) without them.
+"""The engine across MPI processes, every rank loading and partitioning only its share: the
+configuration matrix at 1, 2 and 4 ranks (4 oversubscribed on a small machine) against the serial
+references and the one-process plans, what `experiments.mpi_check` checks (every algorithm on
+generated and real graphs against one process), the command under mpirun against one process,
+and what a user sees when a rank fails, stops or was started differently. `pip install -e
+.[test]` brings mpi4py and Open MPI's mpirun; these tests fail (not skip) without them.
 
 Each mpirun launch costs seconds (MPI start-up, every rank loading the Numba kernels), so one
-launch per rank count runs the whole matrix (tests/mpi_driver.py) and writes a report."""
+launch per rank count runs a whole matrix (tests/mpi_driver.py) and writes a report."""
 
 import json
 import os
@@ -46,15 +48,27 @@ def launch(ranks, *args, env=None, timeout=300):
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_matrix_matches_the_references(ranks, tmp_path):
+def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
     report = tmp_path / "report.json"
-    proc = launch(ranks, "tests/mpi_driver.py", report)
+    proc = launch(ranks, "tests/mpi_driver.py", report, "matrix")
     assert proc.returncode == 0, proc.stderr[-4000:]
     r = json.loads(report.read_text())
-    assert r["ranks"] == ranks and r["runs"] > 1000
+    assert r["ranks"] == ranks and r["runs"] > 1000 and r["plans"] > 100
     assert not r["failures"], "\n".join(r["failures"])
     if ranks == 4:     # the matrix did include ranks holding no edges at all
         assert r["rank_plans_without_edges"] > 0
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks, tmp_path):
+    """`python -m experiments.mpi_check` in one launch per rank count (tests/mpi_driver.py
+    acceptance): 3 generated graphs and 4 of ../shared/data converted to .tcsr, 5 algorithms."""
+    report = tmp_path / "report.json"
+    proc = launch(ranks, "tests/mpi_driver.py", report, "acceptance")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    r = json.loads(report.read_text())
+    assert r["ranks"] == ranks and r["runs"] == 35
+    assert not r["failures"], "\n".join(r["failures"])
 
 
 @pytest.mark.gpu
@@ -65,7 +79,7 @@ def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
     if cuda_device_count() == 0:
         pytest.skip("no CUDA device")
     report = tmp_path / "report.json"
-    proc = launch(2, "tests/mpi_driver.py", report, "--devices", "gpu", timeout=600)
+    proc = launch(2, "tests/mpi_driver.py", report, "matrix", "--devices", "gpu", timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     r = json.loads(report.read_text())
     assert r["runs"] > 500 and not r["failures"], "\n".join(r["failures"])
@@ -95,6 +109,105 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
         assert {"compute_s", "exchange_s", "vote_s", "bytes_sent"} <= set(r)
     assert sum(s["bytes_sent"] for s in m["per_superstep"]) == \
         sum(r["bytes_sent"] for r in m["per_rank"])
+    assert all(10 << 20 < r["peak_rss_bytes"] < 10 << 30 for r in m["per_rank"])
+    assert m["peak_rss_bytes"] == max(r["peak_rss_bytes"] for r in m["per_rank"])
+
+
+def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_path):
+    """A text graph converted once, read by byte range by each rank with --undirected; --output
+    with {rank}: each rank writes its own vertices' (vertex, value) records, nothing gathered."""
+    text = ROOT.parent / "shared" / "data" / "wiki-Vote.txt.gz"
+    graph = tmp_path / "wiki.tcsr"
+    conv = subprocess.run([sys.executable, "-m", "totem_py.convert", text, graph], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert conv.returncode == 0, conv.stderr
+    common = ["--undirected", "--algorithm", "cc", "--device", "emulated", "--quiet"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", text, *common,
+                          "--output", tmp_path / "one.npy"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    proc = launch(2, "-m", "totem_py.run", "--graph", graph, *common,
+                  "--output", tmp_path / "part{rank}.npy")
+    assert proc.returncode == 0, proc.stderr
+    want = np.load(tmp_path / "one.npy")
+    parts = [np.load(tmp_path / f"part{r}.npy") for r in range(2)]
+    assert all(p.size > 0 and np.all(np.diff(p["vertex"]) > 0) for p in parts)
+    got = np.full(want.size, -2, dtype=want.dtype)
+    for p in parts:
+        got[p["vertex"]] = p["value"]
+    assert sum(p.size for p in parts) == want.size and np.array_equal(got, want)
+
+
+def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
+    """--cpu-share auto: each rank finds the share its GPU partitions' budget fits (from its own
+    vertices' degrees) and the ranks take the largest, so every GPU partition fits."""
+    budget = 60 << 10
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:11", "--undirected", "--algorithm",
+                  "bfs", "--device", "emulated", "--cpu-share", "auto", "--gpu-memory",
+                  str(budget), "--transfer", "resident", "--verify", "--json", tmp_path / "m.json",
+                  "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["cpu_share_auto"] is True and 0 < m["cpu_share"] < 1 and m["verified"]
+    gpu = [p for p in m["partitions"] if p["kind"] == "gpu"]
+    assert {p["rank"] for p in gpu} == {0, 1}
+    assert all(p["on_gpu_bytes"] <= budget for p in gpu)
+    assert max(p["on_gpu_bytes"] for p in gpu) > budget // 2      # not far below: it filled
+
+
+def test_text_graphs_under_mpirun_ask_for_a_conversion():
+    proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/tiny.txt", "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "tests/data/tiny.txt", "python -m totem_py.convert")
+
+
+def test_a_bad_row_in_one_ranks_share_stops_every_rank_with_one_line(tmp_path):
+    """Each rank checks the rows it reads: a bad id in rank 1's byte range is exit 2 on every
+    rank, one line naming rank 1, the file and the edge."""
+    from totem_py import generate, store
+    path = tmp_path / "g.tcsr"
+    store.write(generate("rmat:8", seed=1), path)
+    s = store.Store(path)
+    dtype, offset = s.arrays["ids"]
+    raw = bytearray(path.read_bytes())
+    last = s.n_edges - 1
+    raw[offset + last * dtype.itemsize:offset + (last + 1) * dtype.itemsize] = \
+        np.array([10 ** 6], dtype).tobytes()
+    path.write_bytes(bytes(raw))
+    proc = launch(2, "-m", "totem_py.run", "--graph", path, "--quiet")
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "rank 1", str(path), f"edge {last}", "not a vertex id")
+
+
+def test_too_little_memory_on_the_ranks_is_exit_2_before_loading():
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:36", "--quiet", timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "rank 0: its share", "rmat:36", "needs about", "GiB")
+    assert proc.seconds < 60
+
+
+def test_ranks_started_with_different_arguments_exit_2():
+    cmd = [mpirun(), "-n", "1", sys.executable, "-m", "totem_py.run", "--graph", "rmat:8",
+           "--quiet", ":", "-n", "1", sys.executable, "-m", "totem_py.run", "--graph",
+           "rmat:9", "--quiet"]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "different arguments", "rmat:8", "rmat:9")
+
+
+@pytest.mark.parametrize("when", ["load", "partition"])
+def test_a_stopped_rank_during_setup_is_bounded_by_the_timeout(when):
+    """Rank 1 stops itself (SIGSTOP) while loading or partitioning: rank 0, waiting in a
+    collective, gives up after --mpi-timeout and stops every rank (the stopped one included)."""
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
+                  "--quiet", "--mpi-timeout", "2", env={"TOTEM_MPI_FAULT": f"1:{when}:stop"},
+                  timeout=120)
+    assert proc.returncode != 0
+    _one_error_line(proc, "rank 0", "--mpi-timeout 2", "loading" if when == "load"
+                    else "partitioning")
+    assert proc.seconds < 60
 
 
 def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
@@ -168,8 +281,9 @@ def test_timeout_bounds_a_stuck_exchange():
 
 
 def test_importing_never_imports_mpi4py():
-    code = ("import sys, totem_py, totem_py.run, totem_py.harness, bsp, partitioners, "
-            "partitioners.ranks; assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
+    code = ("import sys, totem_py, totem_py.run, totem_py.harness, totem_py.store, bsp, "
+            "partitioners, partitioners.ranks; "
+            "assert 'mpi4py' not in sys.modules, 'mpi4py imported'")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -194,3 +308,25 @@ def test_ranks_get_balanced_shares():
     assert edges.sum() == g.n_edges
     assert edges.max() - edges.min() <= g.out_degree.max()
     assert plan.kinds == ["cpu", "gpu"] * 4 and plan.rank_of == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_mpi_check_converts_files_and_mpi_memory_tabulates_the_peaks(tmp_path):
+    """The two scripts at a tiny size: mpi_check on a text file (converted to .tcsr for the
+    ranks), mpi_memory's table and JSON rows with every rank's peak."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               NUMBA_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "experiments.mpi_check", "--ranks", "2",
+                           "--graph", "tests/data/tiny.txt", "--device", "emulated",
+                           "--algorithms", "cc", "--trials", "1"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "results MATCH" in proc.stdout and "peak_MB" in proc.stdout
+    out = tmp_path / "memory"
+    proc = subprocess.run([sys.executable, "-m", "experiments.mpi_memory", "--graph", "rmat:9",
+                           "--ranks", "1,2", "--algorithms", "bfs", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = json.loads(out.with_suffix(".json").read_text())["rows"]
+    assert [(r["ranks"], len(r["peak_mb"])) for r in rows] == [(1, 1), (2, 2)]
+    assert rows[0]["rank0_over_one"] == 1.0 and rows[1]["rank0_over_one"] > 0.5
+    assert "| bfs | 2 |" in out.with_suffix(".txt").read_text()

@@ -1,6 +1,7 @@
-"""Convert a graph file (or a generator spec) to our binary CSR.
+"""Convert a graph file (or a generator spec) to our binary CSR (.npz) or to the format MPI
+ranks read in parallel (.tcsr, totem_py/store.py).
 
-    python -m totem_py.convert IN OUT.npz [--undirected]
+    python -m totem_py.convert IN OUT.npz|OUT.tcsr [--undirected]
 
 Bad input or usage prints one line, `error: ...`, and exits with 2 (DESIGN.md). The output is
 checked before the input is read and written as totem_py/outputs.py writes every output: never
@@ -15,6 +16,7 @@ from .errors import InputError
 from .generators import graph_from_spec
 from .io import npz_writer
 from .outputs import Outputs
+from .store import EXTENSION, is_store, writer as store_writer
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,17 +28,19 @@ class _Parser(argparse.ArgumentParser):
 def main(argv=None):
     parser = _Parser(prog="python -m totem_py.convert",
                      description="Convert a graph file (.txt .el .csv .tsv .wel .mtx .gr .npz, "
-                                 "optionally .gz) or a generator spec (rmat:SCALE) to .npz CSR.")
+                                 "optionally .gz) or a generator spec (rmat:SCALE) to .npz CSR, "
+                                 "or to .tcsr, the format MPI ranks read in parallel.")
     parser.add_argument("input", help="graph file or generator spec")
-    parser.add_argument("output", help="the .npz file to write")
+    parser.add_argument("output", help="the .npz or .tcsr file to write")
     parser.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
     args = parser.parse_args(argv)
     try:
-        if not args.output.endswith(".npz"):
-            raise InputError("the output file name must end in .npz", args.output)
+        if not args.output.endswith(".npz") and not is_store(args.output):
+            raise InputError(f"the output file name must end in .npz or {EXTENSION}",
+                             args.output)
         output = Outputs([("the output", args.output)], inputs=[args.input])
         graph = graph_from_spec(args.input, undirected=args.undirected)
-        output.write([npz_writer(graph)])
+        output.write([(store_writer if is_store(args.output) else npz_writer)(graph)])
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -91,29 +91,40 @@ def generate(spec, seed=0, undirected=False, weighted=False):
     check_memory(2 * n_generated * idx.itemsize + 2 * csr_bytes(n_vertices, rows)
                  + (8 * rows if weighted else 0), f"graph '{spec}'")
     indptr, indices = _clean_csr(kind, scale, edge_factor, seed, undirected)
-    weights = None
-    if weighted:
-        weights = np.empty(indices.size, dtype=np.float64)
-        _gen.edge_weights(indptr, indices, _stream_seed(seed, _WEIGHT_STREAM),
-                          WEIGHT_RANGE[0], WEIGHT_RANGE[1], weights)
+    weights = edge_weights(indptr, indices, seed) if weighted else None
     return Graph(indptr, indices, weights, spec=str(spec), directed=not undirected)
 
 
-def raw_edges(kind, scale, edge_factor, seed):
-    """The generated (src, dst) arrays, before cleanup (self-loops and duplicates included)."""
+def edge_weights(indptr, indices, seed, first=0):
+    """The weights of generated edges (rows first, first + 1, ... of the graph): integers in
+    WEIGHT_RANGE hashed from the seed and the unordered pair, so any block of rows gets the same
+    weights as the whole graph does."""
+    weights = np.empty(indices.size, dtype=np.float64)
+    _gen.edge_weights(indptr, indices, _stream_seed(seed, _WEIGHT_STREAM), WEIGHT_RANGE[0],
+                      WEIGHT_RANGE[1], weights, first)
+    return weights
+
+
+def raw_edges(kind, scale, edge_factor, seed, first=0, count=None):
+    """The generated (src, dst) arrays of edges first .. first + count - 1 (by default all
+    edge_factor x 2**scale of them), before cleanup (self-loops and duplicates included). Every
+    edge has its own random stream, so any range is the same as that slice of the whole."""
     n_vertices = 1 << scale
     idx = index_dtype(n_vertices)
-    src = np.empty(edge_factor * n_vertices, dtype=idx)
-    dst = np.empty(edge_factor * n_vertices, dtype=idx)
+    if count is None:
+        count = edge_factor * n_vertices - first
+    src = np.empty(count, dtype=idx)
+    dst = np.empty(count, dtype=idx)
     edge_seed = _stream_seed(seed, _EDGE_STREAM)
     if kind == "rmat":
         a, b, c, _ = RMAT_ABCD
         t_a, t_ab, t_abc = (np.uint64(round(p * 2**32)) for p in (a, a + b, a + b + c))
         keys = np.random.default_rng(int(seed) % 2**64).integers(0, 2**63, 3, dtype=np.uint64)
         keys = keys * np.uint64(2) + np.uint64(1)      # odd: multiplication is then invertible
-        _gen.rmat_edges(scale, edge_seed, t_a, t_ab, t_abc, *_RMAT_TABLES, keys, src, dst)
+        _gen.rmat_edges(scale, edge_seed, t_a, t_ab, t_abc, *_RMAT_TABLES, keys, src, dst,
+                        first)
     else:
-        _gen.uniform_edges(n_vertices, edge_seed, src, dst)
+        _gen.uniform_edges(n_vertices, edge_seed, src, dst, first)
     return src, dst
 
 
@@ -138,16 +149,27 @@ def _clean_csr(kind, scale, edge_factor, seed, undirected):
     return new_indptr, new_indices
 
 
-def graph_from_spec(spec, seed=0, undirected=False, weighted=False, **load_options):
-    """`--graph SPEC`: a generator spec (rmat:..., uniform:...) or a file. `weighted` applies to
-    generated graphs; a file's weights come from the file, read by `totem_py.io.load` with
-    `load_options`. A spec with a colon is a file when it names one or ends in a graph file's
-    extension (`my:graph.txt`), else a generator."""
+def is_generator(spec):
+    """Whether `--graph SPEC` names a generator rather than a file: a spec with a colon is a file
+    when it names one or ends in a graph file's extension (`my:graph.txt`), else a generator."""
+    from .io import FORMATS
+    from .store import EXTENSION
     spec = os.fspath(spec)
     head = spec.split(":", 1)[0].lower()
-    from .io import FORMATS, load
     looks_like_file = os.path.exists(spec) or "/" in spec or any(
-        spec.lower().removesuffix(".gz").endswith(ext) for ext in FORMATS)
-    if ":" in spec and (head in GENERATORS or not looks_like_file):
+        spec.lower().removesuffix(".gz").endswith(ext) for ext in (*FORMATS, EXTENSION))
+    return ":" in spec and (head in GENERATORS or not looks_like_file)
+
+
+def graph_from_spec(spec, seed=0, undirected=False, weighted=False, **load_options):
+    """`--graph SPEC`: a generator spec (rmat:..., uniform:...) or a file (`is_generator`).
+    `weighted` applies to generated graphs; a file's weights come from the file, read by
+    `totem_py.io.load` (or `totem_py.store.load`, a .tcsr file) with `load_options`."""
+    spec = os.fspath(spec)
+    if is_generator(spec):
         return generate(spec, seed=seed, undirected=undirected, weighted=weighted)
+    from . import store
+    from .io import load
+    if store.is_store(spec):
+        return store.load(spec, undirected=undirected, **load_options)
     return load(spec, undirected=undirected, **load_options)

@@ -98,8 +98,8 @@ def build_parser():
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
-                   help="under mpirun: stop every rank when a superstep waits longer than this "
-                        "for another rank (default: no limit)")
+                   help="under mpirun: stop every rank when a wait on another rank (loading, "
+                        "partitioning, a superstep) lasts longer than this (default: no limit)")
     return p
 
 
@@ -223,6 +223,7 @@ def main(argv=None):
     values = result.values
     if ids is not None:
         values = original_ids(result.metrics, values, ids, n_ids)
+    result.metrics["peak_rss_bytes"] = peak_rss()
     write_outputs(outputs, args, values, result.metrics)
     if not args.quiet:
         print_report(result.metrics)
@@ -272,6 +273,12 @@ def save_values(f, path, values):
     f.write(b"vertex,value\n")
     fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
     np.savetxt(f, np.column_stack([np.arange(values.size), values]).astype(object), fmt=fmt)
+
+
+def peak_rss():
+    """This process's peak resident memory in bytes (getrusage's ru_maxrss, KiB on Linux)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def print_report(m):

@@ -146,8 +146,10 @@ class BC(Algorithm):
         return ref.betweenness_scale(graph.n_vertices, self.sources)
 
     def traversed_edges(self, graph, values, records):
+        ids = getattr(graph, "vertex_ids", None)     # a rank's own vertices, under MPI
+        here = self.sources if ids is None else np.flatnonzero(np.isin(ids, self.sources))
         return int(sum(r.get("frontier_edges", 0) for r in records)
-                   + graph.out_degree[self.sources].sum())
+                   + graph.out_degree[here].sum())
 
     def reference(self, graph):
         raw = ref.betweenness(graph, self.sources)

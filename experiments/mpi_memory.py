@@ -1,0 +1,136 @@
+"""Time and peak resident memory per rank, one process against R ranks, through the public CLI:
+
+    python -m experiments.mpi_memory [--graph rmat:22] [--ranks 1,2,4] [--device cpu] \\
+        [--algorithms bfs,pagerank,sssp,cc,bc] [--out OUT]
+
+For every algorithm it runs `python -m totem_py.run --json` once per rank count (1: one process,
+R > 1: `mpirun -n R --bind-to none`, oversubscribed beyond the machine's cores) on the same graph
+(undirected unless --directed) and prints one table: the run's time and supersteps, the slowest
+rank's exchange time and the bytes sent per superstep, how long the ranks took to load and to
+partition, the command's wall time (MPI start-up and the untimed warm-up included), and every
+rank's peak resident memory (getrusage's ru_maxrss, from the --json record) with rank 0's peak
+over the one-process peak of the same algorithm. Under `mpirun` no rank holds the whole graph:
+every rank generates (or reads, for a .tcsr file) its share and partitions it with the others.
+
+On a machine with G GPUs, `--device gpu --ranks 1,G` runs one GPU per rank (local rank k takes
+device k). Writes OUT.json (the rows, with the command, code version and hardware) and OUT.txt
+(the table, after the same three lines).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from experiments.mpi_check import find_mpirun
+from experiments.provenance import header, provenance
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(ranks, args, algorithm, json_path):
+    """One run; returns (its --json record, the command's wall seconds)."""
+    cmd = [sys.executable, "-m", "totem_py.run", "--graph", args.graph, "--algorithm",
+           algorithm, "--device", args.device, "--gpus", str(args.gpus), "--trials",
+           str(args.trials), "--json", str(json_path), "--quiet"]
+    cmd += [] if args.directed else ["--undirected"]
+    cmd += ["--cpu-share", args.cpu_share] if args.cpu_share else []
+    cmd += ["--source", str(args.source)] if args.source is not None else []
+    if ranks > 1:
+        mpi = [args.mpirun or find_mpirun(), "-n", str(ranks), "--bind-to", "none",
+               "-x", "PYTHONPATH"]
+        cmd = mpi + (["--oversubscribe"] if ranks > (os.cpu_count() or 1) else []) + cmd
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"{algorithm} on {ranks} rank(s) failed (exit {proc.returncode}):\n"
+                 f"{proc.stderr[-3000:]}")
+    return json.loads(Path(json_path).read_text()), wall
+
+
+def row(m, ranks, wall, one_peak):
+    steps = max(m["supersteps"], 1)
+    per_rank = m.get("per_rank") or [dict(peak_rss_bytes=m["peak_rss_bytes"],
+                                          exchange_s=sum(s["exchange_s"]
+                                                         for s in m["per_superstep"]))]
+    sent = sum(s.get("bytes_sent", 0) for s in m["per_superstep"])
+    return dict(algorithm=m["algorithm"], ranks=ranks, graph=m["graph"]["spec"],
+                edges=m["graph"]["edges"], device=m["device"], cpu_share=m["cpu_share"],
+                time_s=m["time_s"], supersteps=m["supersteps"],
+                exchange_ms_per_superstep=1e3 * max(r["exchange_s"] for r in per_rank) / steps,
+                mb_per_superstep=sent / steps / 1e6, load_s=m.get("load_s"),
+                partition_s=m.get("partition_s"), wall_s=wall,
+                peak_mb=[r["peak_rss_bytes"] / 1e6 for r in per_rank],
+                rank0_over_one=per_rank[0]["peak_rss_bytes"] / one_peak if one_peak else None)
+
+
+def table(rows):
+    lines = ["| algorithm | ranks | time s | supersteps | exchange ms/superstep | MB/superstep "
+             "| load s | partition s | wall s | peak MB per rank | rank 0 / one process |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    for r in rows:
+        opt = (lambda x: "-" if x is None else f"{x:.1f}")
+        lines.append(
+            f"| {r['algorithm']} | {r['ranks']} | {r['time_s']:.3f} | {r['supersteps']} | "
+            f"{r['exchange_ms_per_superstep']:.2f} | {r['mb_per_superstep']:.2f} | "
+            f"{opt(r['load_s'])} | {opt(r['partition_s'])} | {r['wall_s']:.0f} | "
+            f"{' / '.join(f'{p:.0f}' for p in r['peak_mb'])} | "
+            f"{'-' if r['rank0_over_one'] is None else format(r['rank0_over_one'], '.3f')} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graph", default="rmat:22")
+    ap.add_argument("--directed", action="store_true", help="do not pass --undirected")
+    ap.add_argument("--ranks", default="1,2,4", help="rank counts; 1 is one process")
+    ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc,bc")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--cpu-share", default=None,
+                    help="default: 1 with --device cpu, the command's own otherwise")
+    ap.add_argument("--gpus", type=int, default=1, help="GPU partitions per rank")
+    ap.add_argument("--trials", type=int, default=1)
+    ap.add_argument("--source", type=int, default=None,
+                    help="root for bfs/sssp/bc (default: each command's own, a seeded vertex of "
+                         "the largest weak component, which R ranks find by running CC first)")
+    ap.add_argument("--mpirun", default=None)
+    ap.add_argument("--out", default=None, help="OUT.json and OUT.txt (default: no files)")
+    args = ap.parse_args(argv)
+    if args.cpu_share is None and args.device == "cpu":
+        args.cpu_share = "1"
+    prov = provenance("experiments.mpi_memory", argv, gpu=args.device == "gpu")
+    print(header(prov), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for alg in args.algorithms.split(","):
+            one_peak = None
+            for ranks in map(int, args.ranks.split(",")):
+                m, wall = run(ranks, args, alg, Path(tmp) / "m.json")
+                if ranks == 1:
+                    one_peak = m["peak_rss_bytes"]
+                rows.append(row(m, ranks, wall, one_peak))
+                r = rows[-1]
+                print(f"{alg} on {ranks} rank(s): {r['time_s']:.3f} s, peak "
+                      f"{' / '.join(f'{p:.0f}' for p in r['peak_mb'])} MB", flush=True)
+    text = table(rows)
+    print(text)
+    most = max(map(int, args.ranks.split(",")))
+    ratios = [r["rank0_over_one"] for r in rows if r["ranks"] == most and r["rank0_over_one"]]
+    if most > 1 and ratios:
+        print(f"rank 0's peak over the one-process peak at {most} ranks: "
+              f"{min(ratios):.3f} to {max(ratios):.3f}")
+    if args.out:
+        Path(args.out + ".json").write_text(json.dumps(dict(**prov, rows=rows), indent=1))
+        Path(args.out + ".txt").write_text(f"{header(prov)}\n\n{text}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Kernels of the distributed loader (bsp/mpi_plan.py): packing a rank's rows into the streams it
+sends to other ranks, a round at a time, and placing what arrives. Raw arrays only.
+
+A stream's position between rounds is kept in a two-element `state` (row, edge), so the send
+buffers of a round hold only that round's items, never a second copy of a rank's edges.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+STRIDE = 1024       # rows of a parallel loop go to STRIDE interleaved blocks (as in plan.py)
+
+
+@njit(nogil=True, cache=True)
+def pack_rows(indptr, ids, weights, has_weights, rows, state, out_ids, out_weights):
+    """The next out_ids.size edges of rows `rows` (their edges one row after the other), from
+    state = (index into rows, edge within that row); state advances."""
+    i, k = state[0], state[1]
+    j, n = 0, out_ids.size
+    while j < n:
+        u = rows[i]
+        a = indptr[u] + k
+        take = min(indptr[u + 1] - a, n - j)
+        out_ids[j:j + take] = ids[a:a + take]
+        if has_weights:
+            out_weights[j:j + take] = weights[a:a + take]
+        j += take
+        k += take
+        if indptr[u] + k == indptr[u + 1]:
+            i += 1
+            k = 0
+    state[0], state[1] = i, k
+
+
+@njit(nogil=True, cache=True)
+def pack_reversed(indptr, ids, weights, has_weights, first, lo, hi, state, out_t, out_u, out_w):
+    """The next out_t.size edges (u, t) of the rows (row r is vertex first + r), in row order,
+    whose target t is in lo:hi, as (t, u, weight); state = (row, edge) advances."""
+    r, e = state[0], state[1]
+    j, n = 0, out_t.size
+    rows = indptr.size - 1
+    while j < n and r < rows:
+        if e >= indptr[r + 1]:
+            r += 1
+            continue
+        t = ids[e]
+        if lo <= t < hi:
+            out_t[j] = t
+            out_u[j] = first + r
+            if has_weights:
+                out_w[j] = weights[e]
+            j += 1
+        e += 1
+    state[0], state[1] = r, e
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _block(t, bounds):
+    """k with bounds[k] <= t < bounds[k + 1] (bounds ascending)."""
+    a, b = 0, bounds.size - 1
+    while b - a > 1:
+        m = (a + b) // 2
+        if bounds[m] <= t:
+            a = m
+        else:
+            b = m
+    return a
+
+
+@njit(nogil=True, cache=True)
+def count_in_ranges(ids, bounds, counts):
+    """counts[k] += how many ids lie in bounds[k]:bounds[k + 1]."""
+    for e in range(ids.size):
+        counts[_block(ids[e], bounds)] += 1
+
+
+@njit(nogil=True, cache=True)
+def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
+    """The entries (src, dst) of the edges, and with `mirror` also (dst, src) unless a loop,
+    grouped by the block of their row (a counting sort; edge order kept within a block): rows
+    into out_rows, targets into out_targets (unless it is empty: counting rows only), counts[k]
+    entries for block k."""
+    counts[:] = 0
+    for e in range(src.size):
+        counts[_block(src[e], bounds)] += 1
+        if mirror and src[e] != dst[e]:
+            counts[_block(dst[e], bounds)] += 1
+    at = np.zeros(counts.size, np.int64)
+    for k in range(1, counts.size):
+        at[k] = at[k - 1] + counts[k - 1]
+    targets = out_targets.size > 0
+    for e in range(src.size):
+        u, v = src[e], dst[e]
+        k = _block(u, bounds)
+        out_rows[at[k]] = u
+        if targets:
+            out_targets[at[k]] = v
+        at[k] += 1
+        if mirror and u != v:
+            k = _block(v, bounds)
+            out_rows[at[k]] = v
+            if targets:
+                out_targets[at[k]] = u
+            at[k] += 1
+
+
+@njit(nogil=True, cache=True)
+def place_stream(ids, weights, has_weights, state, dest, length, out_ids, out_weights):
+    """Put the next ids.size items of a stream of rows where they belong: row m of the stream
+    (m from state[0], item state[1] of it) goes to out[dest[m]:dest[m] + length[m]]; state
+    advances."""
+    m, k = state[0], state[1]
+    j = 0
+    while j < ids.size:
+        take = min(length[m] - k, ids.size - j)
+        at = dest[m] + k
+        out_ids[at:at + take] = ids[j:j + take]
+        if has_weights:
+            out_weights[at:at + take] = weights[j:j + take]
+        j += take
+        k += take
+        if k == length[m]:
+            m += 1
+            k = 0
+    state[0], state[1] = m, k
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def localize_rows(indptr, ids, weights, has_weights, code, n_local):
+    """In place, what plan.plan_fill writes from a row of global ids: every id renamed by `code`
+    (a local id, or n_local + ghost slot), the local ones first, then the boundary ones, each in
+    the row's order."""
+    longest = 0
+    for u in range(indptr.size - 1):
+        longest = max(longest, indptr[u + 1] - indptr[u])
+    for j in prange(STRIDE):
+        spare = np.empty(longest, ids.dtype)
+        spare_w = np.empty(longest if has_weights else 0, np.float64)
+        for u in range(j, indptr.size - 1, STRIDE):
+            a, b = indptr[u], indptr[u + 1]
+            local, far = a, 0
+            for e in range(a, b):
+                c = code[ids[e]]
+                if c < n_local:
+                    ids[local] = c
+                    if has_weights:
+                        weights[local] = weights[e]
+                    local += 1
+                else:
+                    spare[far] = c
+                    if has_weights:
+                        spare_w[far] = weights[e]
+                    far += 1
+            ids[local:b] = spare[:far]
+            if has_weights:
+                weights[local:b] = spare_w[:far]
+
+
+@njit(nogil=True, cache=True)
+def place_rows(rows, ids, weights, has_weights, fill, end, out_ids, out_weights):
+    """Put edge e at row rows[e] (a row of this block), at fill[row], and advance fill; returns
+    -1, or the first e whose row was already full (the declared degrees were too small)."""
+    for e in range(rows.size):
+        u = rows[e]
+        p = fill[u]
+        if p >= end[u]:
+            return e
+        fill[u] = p + 1
+        out_ids[p] = ids[e]
+        if has_weights:
+            out_weights[p] = weights[e]
+    return -1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def mark_targets(ids, mark):
+    """mark[t] = 1 for every t in ids (a benign race: every writer stores 1)."""
+    for e in prange(ids.size):
+        mark[ids[e]] = 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def rename(ids, table):
+    """ids[e] = table[ids[e]], in place."""
+    for e in prange(ids.size):
+        ids[e] = table[ids[e]]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def join_rows(a_indptr, a_ids, a_w, b_indptr, b_ids, b_w, has_weights, indptr, ids, w):
+    """Row u = row u of a, then row u of b (indptr: the joined rows' offsets)."""
+    for u in prange(indptr.size - 1):
+        p = indptr[u]
+        for e in range(a_indptr[u], a_indptr[u + 1]):
+            ids[p] = a_ids[e]
+            if has_weights:
+                w[p] = a_w[e]
+            p += 1
+        for e in range(b_indptr[u], b_indptr[u + 1]):
+            ids[p] = b_ids[e]
+            if has_weights:
+                w[p] = b_w[e]
+            p += 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def copy_rows(rows, src_at, dst_at, length, src, dst):
+    """dst[dst_at[m]:dst_at[m] + length[m]] = src[src_at[m]:...] for every m in rows."""
+    for i in prange(rows.size):
+        m = rows[i]
+        a, b, k = src_at[m], dst_at[m], length[m]
+        dst[b:b + k] = src[a:a + k]
