@@ -1,5 +1,5 @@
 """Frontier helper: the length and edge count of the next queue (what a vote reports), taken
-in one call that also empties the next queue's counter."""
+together with emptying the next queue's counter."""
 
 from numba import prange
 

@@ -85,7 +85,7 @@ _FUNCTIONS = {}     # (source, name, dtypes, device) -> kernel
 
 def function(source, name, *dtypes):
     """The compiled kernel `name<ctype(dtypes)...>` for the current device, memoised (CuPy's
-    get_function makes a new kernel object each call: 7-50 us a launch on the H100 machine's
+    get_function makes a new kernel object each call: 7-50 us a launch on an H100
     host)."""
     key = (source, name, dtypes, cupy.cuda.runtime.getDevice())
     kernel = _FUNCTIONS.get(key)
