@@ -31,8 +31,9 @@ def probe(install, cache_home, **env):
 
 
 def install_copy(where):
-    shutil.copytree(ROOT / "kernels_cpu", where / "kernels_cpu",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("kernels_cpu", "bsp"):      # kernels_cpu lowers bsp's intrinsics
+        shutil.copytree(ROOT / package, where / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     return where
 
 

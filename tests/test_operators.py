@@ -284,7 +284,8 @@ def test_vertex_values(backend):
     out = backend.put(np.zeros(at.size))
     assert vertex_values(part, affine, backend.put(x), 3.0, -1.0, at=backend.put(at), out=out) \
         is out
-    assert np.array_equal(backend.get(out), 3.0 * x[at] - 1.0)
+    # NVVM contracts a * x + b into a fused multiply-add: one rounding fewer than NumPy's
+    assert np.abs(backend.get(out) - (3.0 * x[at] - 1.0)).max() <= 4 * np.finfo(float).eps
     made = vertex_values(part, affine, backend.put(x), 3.0, -1.0, at=backend.put(at[:7]),
                          dtype=np.float32)
     assert made.dtype == np.float32
