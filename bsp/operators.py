@@ -56,11 +56,12 @@ def device_function(fn):
 # -- lists and frontiers ------------------------------------------------------------------------
 
 def put(part, arr, i, value):
-    """arr[i] = value; on a device one fill launch, no copy from the host."""
+    """arr[i] = value (i an index or a slice); on a device one fill launch, no copy from the
+    host."""
     if part.xp is np:
         arr[i] = value
     else:
-        part.kernels("boxes").box_fill(arr[i:i + 1], value)
+        part.kernels("boxes").box_fill(arr[i] if isinstance(i, slice) else arr[i:i + 1], value)
 
 
 class Frontier:
@@ -179,12 +180,13 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
 
 
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,
-               count=False, consume=None):
+               count=False, consume=None, prefetch=None):
     """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
     of `vertices` (`length` of them). Where it returns true, v is appended to `out` (a second
     list takes those returning 2). With `count`, returns how many returned true (on a GPU this
     waits for the result). `consume`: the counter of the list `vertices` came from, emptied by
-    the same launch (a list taken as the step's queue)."""
+    the same launch (a list taken as the step's queue). `prefetch`: as advance's, for the items
+    of `vertices`."""
     if vertices is not None:
         n = vertices.size if length is None else length
     elif n is None:
@@ -193,8 +195,9 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
         if consume is not None:
             put(part, consume, 0, 0)
         return 0
+    pf = _prefetched(prefetch, args) if vertices is not None else None
     return backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count,
-                                      consume)
+                                      consume, pf)
 
 
 def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):

@@ -179,7 +179,7 @@ def pull_search(indptr, indices, weights, first, end, out0, len0, args):
         flush(buf, count, out0, len0)
 
 
-def vertex_map(n, queue, out0, len0, out1, len1, consumed, args):
+def vertex_map(n, queue, out0, len0, out1, len1, consumed, pf, args):
     nblocks = max(1, min(BLOCKS, n // 4096))
     selected = 0
     for b in prange(nblocks):
@@ -187,7 +187,10 @@ def vertex_map(n, queue, out0, len0, out1, len1, consumed, args):
         buf1 = np.empty(APPEND, dtype=np.int64)
         n0 = 0
         n1 = 0
-        for i in range(b * n // nblocks, (b + 1) * n // nblocks):
+        end = (b + 1) * n // nblocks
+        for i in range(b * n // nblocks, end):
+            if PREFETCHING and QUEUE and i + PREFETCH < end:   # a list's vertices: random reads
+                prefetch(pf, queue[i + PREFETCH])
             v = queue[i] if QUEUE else i
             r = functor(v, *args)
             if r:
@@ -407,14 +410,16 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         (par if many else ser)(indptr, indices, w, first, end, out0, len0, args)
 
 
-def map_vertices(fn, n, queue, outs, args, count=False, consume=None):
+def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):
     """fn(v) for v in 0..n-1, or for the items queue[:n]; returns how many returned true;
-    `consume` (a list counter) is set to 0 afterwards."""
+    `consume` (a list counter) is set to 0 afterwards; `pf` is prefetched at upcoming items."""
     par, ser = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
-                        QUEUE=queue is not None, CONSUME=consume is not None)
+                        QUEUE=queue is not None, CONSUME=consume is not None,
+                        PREFETCHING=pf is not None)
     return int((par if n >= SERIAL_ITEMS else ser)(
         n, _dummy() if queue is None else queue, *_outs(outs),
-        _dummy() if consume is None else consume, args))
+        _dummy() if consume is None else consume,
+        _dummy(np.float64) if pf is None else pf, args))
 
 
 def map_values(fn, vertices, out, args):

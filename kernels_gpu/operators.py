@@ -489,7 +489,7 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
           args)
 
 
-def map_vertices(fn, n, queue, outs, args, count=False, consume=None):
+def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):
     k = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
                  QUEUE=queue is not None, COUNT=bool(count), CONSUME=consume is not None)
     p = _place()
