@@ -273,3 +273,14 @@ def test_overhead_takes_the_near_empty_steps_of_every_trial():
     assert overhead_ms(metrics) == pytest.approx(2.5)
     assert overhead_ms(dict(per_superstep=records)) == 1e3 * 0.5 * (0.004 + 1.0)
     assert overhead_ms(dict(per_superstep=records[1:2])) is None
+
+
+def test_tree_ab_smoke(tmp_path):
+    out = tmp_path / "ab.json"
+    proc = _run("experiments.tree_ab", ".", ".", "--scale", "13", "--source", "3", "--device",
+                "emulated", "--algorithms", "bfs", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.tree_ab . .")
+    assert [r["config"] for r in report["rows"]] == ["cpu", "gpu", "HIGH 0.5", "HIGH 0.25",
+                                                     "streamed 1/4"]
+    assert all(r["same"] and r["old_ms"] > 0 and r["new_ms"] > 0 for r in report["rows"])
