@@ -103,7 +103,12 @@ def pull_reduce(indptr, indices, weights, first, end, pf, args):
     for b in prange(nblocks):
         lo = start + total * b // nblocks
         hi = start + total * (b + 1) // nblocks
-        v = np.searchsorted(indptr, lo, side="right") - 1
+        # the first row starting at lo (rows without edges there included), or the row that
+        # holds edge lo: a row without edges at position x belongs to the block holding edge x
+        v = np.searchsorted(indptr, lo)
+        if indptr[v] > lo:
+            v -= 1
+        v = max(v, first)
         while lo < hi and v < end:
             stop = min(hi, indptr[v + 1])
             s = 0.0
@@ -114,8 +119,8 @@ def pull_reduce(indptr, indices, weights, first, end, pf, args):
                     s += functor(v, indices[e], weights[e], *args)
                 else:
                     s += functor(v, indices[e], 1.0, *args)
-            if lo == stop:              # a row without edges: the loop below applies it
-                pass
+            if lo == stop:              # a row without edges
+                apply_fn(v, 0.0, *args)
             elif lo == indptr[v] and stop == indptr[v + 1]:
                 apply_fn(v, s, *args)
             else:
@@ -124,9 +129,10 @@ def pull_reduce(indptr, indices, weights, first, end, pf, args):
                 split_s[b, k] = s
             lo = stop
             v += 1
-    for u in prange(first, end):            # rows without edges
-        if indptr[u] == indptr[u + 1]:
-            apply_fn(u, 0.0, *args)
+        if b == nblocks - 1:            # rows without edges after the last edge
+            while v < end:
+                apply_fn(v, 0.0, *args)
+                v += 1
     # rows cut across blocks: their parts added in block order, then applied (in a prange: an
     # inlined functor called outside one after a prange was miscompiled by Numba 0.68)
     cut_v = np.empty(2 * nblocks, dtype=np.int64)

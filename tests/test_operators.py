@@ -182,6 +182,29 @@ def test_pull_reduce(backend, n_local, n_ghosts, seed, hub, weighted):
         assert np.isnan(got[~mask]).all()
 
 
+def test_pull_reduce_rows_without_edges_at_block_edges():
+    """Runs of rows without edges before, between and after the edge blocks of a row range (and
+    ranges of such rows alone) are each applied once, by the block that holds their position."""
+    from kernels_cpu import operators as cpu
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        n = int(rng.integers(1, 3000))
+        deg = rng.integers(0, 40, n) * (rng.random(n) < rng.random())
+        deg[: n // 2] *= trial % 3 != 0         # a long run of empty rows first, every third
+        indptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+        indices = rng.integers(0, n, indptr[-1]).astype(np.int32)
+        x = rng.integers(-50, 50, n).astype(np.float64)
+        first = int(rng.integers(0, n))
+        end = int(rng.integers(first, n + 1))
+        out, calls = np.full(n, np.nan), np.zeros(n)
+        cpu.pull(product, indptr, indices, None, first, end, (x, out, calls), apply_fn=store)
+        rows = np.arange(n)
+        inside = (rows >= first) & (rows < end)
+        assert np.array_equal(calls, inside.astype(float)), trial
+        want = [x[indices[a:b]].sum() for a, b in zip(indptr[first:end], indptr[first + 1:end + 1])]
+        assert np.array_equal(out[first:end], want) and np.isnan(out[~inside]).all()
+
+
 def chosen(v, x, threshold, visits, rowsel):
     return rowsel[v] != 0
 
