@@ -330,3 +330,23 @@ def test_mpi_check_converts_files_and_mpi_memory_tabulates_the_peaks(tmp_path):
     assert [(r["ranks"], len(r["peak_mb"])) for r in rows] == [(1, 1), (2, 2)]
     assert rows[0]["rank0_over_one"] == 1.0 and rows[1]["rank0_over_one"] > 0.5
     assert "| bfs | 2 |" in out.with_suffix(".txt").read_text()
+
+
+def test_csv_output_under_mpirun_matches_one_process(tmp_path):
+    """--output FILE.csv is CSV under mpirun too: gathered on rank 0, or each rank its own
+    vertices' lines with {rank}."""
+    common = ["--graph", "rmat:9", "--undirected", "--algorithm", "cc", "--device", "emulated",
+              "--quiet"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
+                          tmp_path / "one.csv"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert one.returncode == 0, one.stderr
+    want = (tmp_path / "one.csv").read_text()
+    proc = launch(2, "-m", "totem_py.run", *common, "--output", tmp_path / "all.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "all.csv").read_text() == want
+    proc = launch(2, "-m", "totem_py.run", *common, "--output", tmp_path / "part{rank}.csv")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for r in range(2)
+             for line in (tmp_path / f"part{r}.csv").read_text().splitlines()[1:]]
+    assert sorted(lines) == sorted(want.splitlines()[1:])

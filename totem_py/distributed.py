@@ -151,7 +151,7 @@ def run_ranks(argv, comm):
                           placed_bytes, transfer_counts)
     from .outputs import Outputs
     from .progress import Progress
-    from .run import algorithm_values, check_options, peak_rss, print_report
+    from .run import algorithm_values, check_options, peak_rss, print_report, save_values
     from .store import EXTENSION, is_store
 
     root = comm.rank == 0
@@ -196,11 +196,12 @@ def run_ranks(argv, comm):
         per_gpu //= max(1, -(-node_size * max(args.gpus, 1) // device_count()))
 
     per_rank_output = bool(args.output) and "{rank}" in args.output
+    my_output = args.output.replace("{rank}", str(comm.rank)) if per_rank_output else None
 
     def output_files():     # checked before loading (totem_py/outputs.py): each rank its own
         named = []
         if per_rank_output:
-            named.append(("--output", args.output.replace("{rank}", str(comm.rank))))
+            named.append(("--output", my_output))
         elif root:
             named.append(("--output", args.output))
         if root:
@@ -327,14 +328,11 @@ def run_ranks(argv, comm):
     def write():        # every rank its outputs (all or nothing on each)
         writers = []
         if per_rank_output:
-            records = np.empty(engine.local_gvids.size, dtype=[("vertex", np.int64),
-                                                              ("value", engine.values.dtype)])
             order = np.argsort(engine.local_gvids)
-            records["vertex"], records["value"] = (engine.local_gvids[order],
-                                                   engine.values[order])
-            writers.append(lambda f: np.save(f, records))
+            ids, mine = engine.local_gvids[order], engine.values[order]
+            writers.append(lambda f: save_values(f, my_output, mine, ids))
         elif root and args.output:
-            writers.append(lambda f: np.save(f, values))
+            writers.append(lambda f: save_values(f, args.output, values))
         if root and args.json:
             writers.append(lambda f: f.write(json.dumps(m, indent=1).encode()))
         outputs.write(writers)

@@ -266,13 +266,20 @@ def original_ids(metrics, values, ids, n_ids):
     return values
 
 
-def save_values(f, path, values):
-    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy."""
+def save_values(f, path, values, vertices=None):
+    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy, of the
+    values by vertex id, or with `vertices` (the values' vertex ids: an MPI rank's own) of
+    (vertex, value) records."""
+    ids = np.arange(values.size) if vertices is None else vertices
     if not str(path).lower().endswith(".csv"):
-        return np.save(f, values)
+        if vertices is None:
+            return np.save(f, values)
+        records = np.empty(ids.size, dtype=[("vertex", np.int64), ("value", values.dtype)])
+        records["vertex"], records["value"] = ids, values
+        return np.save(f, records)
     f.write(b"vertex,value\n")
     fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
-    np.savetxt(f, np.column_stack([np.arange(values.size), values]).astype(object), fmt=fmt)
+    np.savetxt(f, np.column_stack([ids, values]).astype(object), fmt=fmt)
 
 
 def peak_rss():
