@@ -7,8 +7,8 @@ or, at or above the bound, onto the far list (the later buckets), each at most o
 of the smallest pending distance (the engine's `advance`), found without a scan: `far_min` is a
 lower bound of the far distances kept by the writers in 64 slots on their own cache lines (one
 slot, a hot address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to 2627 ms
-against 558 for per-block minima on the same host; 64 slots: 603); the far list is split once
-per bucket.
+against 558 for per-block minima on one host; 64 slots: 603 against 674 on another); the far
+list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
 with atomic_max on its flag (0 -> FAR, or anything -> NEAR), and only the claimer appends it; a
