@@ -22,13 +22,14 @@ CONFIGS = {"cpu": dict(cpu_share=1.0, device="cpu"), "gpu": dict(cpu_share=0.0),
            "HIGH 0.5": dict(cpu_share=0.5), "HIGH 0.25": dict(cpu_share=0.25),
            "streamed 1/4": dict(cpu_share=0.0, streamed=True)}
 
-# one tree's cells, run in a child process: argv = tree, scale, source, device, algorithms
+# one tree's cells, run in a child process: argv = tree, scale, source, device, algorithms,
+# threads, configs
 CHILD = r"""
 import json, sys
-tree, scale, source, device, algorithms = sys.argv[1:6]
+tree, scale, source, device, algorithms, threads = sys.argv[1:7]
 sys.path.insert(0, tree)
 import numpy as np, totem_py
-configs = json.loads(sys.argv[6])
+configs = json.loads(sys.argv[7])
 graphs = {}
 for alg in algorithms.split(","):
     weighted = alg == "sssp"
@@ -45,7 +46,8 @@ for alg in algorithms.split(","):
         kw.setdefault("device", device)
         extra = {"source": int(source)} if alg in ("bfs", "sssp") else {}
         trials = 15 if alg in ("bfs", "cc") and name != "cpu" else 3
-        r = totem_py.run(g, alg, partition="HIGH", trials=trials, threads=16, **extra, **kw)
+        r = totem_py.run(g, alg, partition="HIGH", trials=trials, threads=int(threads), **extra,
+                         **kw)
         v = np.asarray(r.values, dtype=np.float64)
         print(json.dumps(dict(algorithm=alg, config=name, time_s=r.metrics["time_s"],
                               supersteps=r.metrics["supersteps"],
@@ -56,7 +58,7 @@ for alg in algorithms.split(","):
 def run_tree(tree, args):
     proc = subprocess.run([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
                            str(args.scale), str(args.source), args.device, args.algorithms,
-                           json.dumps(CONFIGS)], capture_output=True, text=True)
+                           str(args.threads), json.dumps(CONFIGS)], capture_output=True, text=True)
     if proc.returncode:
         sys.exit(f"{tree}: {proc.stderr.strip().splitlines()[-1]}")
     cells = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -71,6 +73,7 @@ def main(argv=None):
     ap.add_argument("--source", type=int, required=True)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc")
+    ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     prov = provenance("experiments.tree_ab", argv, gpu=args.device == "gpu")

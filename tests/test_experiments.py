@@ -278,7 +278,7 @@ def test_overhead_takes_the_near_empty_steps_of_every_trial():
 def test_tree_ab_smoke(tmp_path):
     out = tmp_path / "ab.json"
     proc = _run("experiments.tree_ab", ".", ".", "--scale", "13", "--source", "3", "--device",
-                "emulated", "--algorithms", "bfs", "--json", str(out))
+                "emulated", "--algorithms", "bfs", "--threads", "2", "--json", str(out))
     report = json.loads(out.read_text())
     assert_provenance(report, proc, "experiments.tree_ab . .")
     assert [r["config"] for r in report["rows"]] == ["cpu", "gpu", "HIGH 0.5", "HIGH 0.25",
