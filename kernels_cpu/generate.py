@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add
+from .sorting import sort_range
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -126,16 +127,7 @@ def sort_dedup_rows(indptr, indices, counts, first=0):
         start = indptr[u]
         stop = indptr[u + 1]
         row = indices[start:stop]
-        if stop - start <= 32:          # insertion sort: most rows are short
-            for i in range(1, stop - start):
-                x = row[i]
-                j = i - 1
-                while j >= 0 and row[j] > x:
-                    row[j + 1] = row[j]
-                    j -= 1
-                row[j + 1] = x
-        else:
-            row.sort()
+        sort_range(indices, start, stop)
         k = 0
         for i in range(stop - start):
             v = row[i]

@@ -125,3 +125,46 @@ def test_prefetch_is_only_a_hint():
     a = np.arange(1000, dtype=np.float64)
     for ahead in (0, 16, 1 << 20, -(1 << 20)):
         assert total(a, ahead) == a.sum()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("kind", ["random", "sorted", "reversed", "few values"])
+def test_sort_range(dtype, kind):
+    """sort_range sorts exactly the range it is given, as np.sort does, on every input shape
+    that sends quicksort down a different path (short ranges, runs, many equal keys)."""
+    from kernels_cpu.sorting import sort_range
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 16, 17, 40, 1000, 50000):
+        a = rng.integers(0, 1 << 30, n).astype(dtype)
+        if kind == "sorted":
+            a.sort()
+        elif kind == "reversed":
+            a = np.sort(a)[::-1].copy()
+        elif kind == "few values":
+            a = rng.integers(0, 3, n).astype(dtype)
+        lo, hi = n // 4, n - n // 5
+        b = a.copy()
+        sort_range(b, lo, hi)
+        expected = a.copy()
+        expected[lo:hi] = np.sort(a[lo:hi])
+        assert (b == expected).all(), n
+
+
+def test_progress_reports_compiling():
+    """On a terminal a run says which kernel Numba is compiling and, at the end, how many it
+    compiled and how long that took; a disabled Progress writes nothing."""
+    import io
+    from numba import njit
+    from totem_py.progress import Progress
+
+    def fresh(x):
+        return x + 1
+
+    quiet, loud = io.StringIO(), io.StringIO()
+    Progress(enabled=False, stream=quiet)
+    p = Progress(enabled=True, stream=loud)
+    njit(fresh)(1)
+    p.compile_summary()
+    assert "compiling fresh" in loud.getvalue()
+    assert "compiled 1 kernel in" in loud.getvalue()
+    assert quiet.getvalue() == ""
