@@ -220,6 +220,7 @@ def main(argv=None):
                  seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
                  transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
                  gpu_cache=cache, **algorithm_values(args, ids))
+    progress.compile_summary()
     values = result.values
     if ids is not None:
         values = original_ids(result.metrics, values, ids, n_ids)
