@@ -334,26 +334,27 @@ class _Launch:
         self.words = np.arange(base, base + offset, 8, dtype=np.uint64)   # kernelParams
         self.pointers = self.words.ctypes.data
 
-    def fits(self, leaves):
-        """Whether `leaves` have this instance's types (checked where they changed)."""
-        if len(leaves) != len(self.last):
+    def pack(self, leaves):
+        """Write the words of the arguments that are not the last launch's objects; False (and
+        nothing launchable) if one of them has another type than this instance's."""
+        last = self.last
+        if len(leaves) != len(last):
             return False
-        for a, b, kind in zip(leaves, self.last, self.kinds):
-            if a is not b and _kind(a) != kind:
-                return False
-        return True
-
-    def __call__(self, grid, block, leaves):
-        buf, last = self.buffer, self.last
+        buf, kinds, slots = self.buffer, self.kinds, self.slots
         for i, a in enumerate(leaves):
             if a is not last[i]:
-                offset, pack = self.slots[i]
+                if _kind(a) != kinds[i]:
+                    return False
+                offset, pack = slots[i]
                 if pack is None:
                     size, item = a.size, a.itemsize
                     _ARRAY_WORDS(buf, offset, size, item, a.data.ptr, size, item)
                 else:
                     pack(buf, offset, a)
                 last[i] = a
+        return True
+
+    def __call__(self, grid, block):
         stream, launch_kernel, _ = _driver()
         launch_kernel(self.function, grid, 1, 1, block, 1, 1, 0, stream().ptr, self.pointers, 0)
 
@@ -385,13 +386,14 @@ class Kernel:
         leaves = _leaves(args, [])
         device = _driver()[2]()
         launch = self.current.get(device)
-        if launch is None or not launch.fits(leaves):
+        if launch is None or not launch.pack(leaves):
             key = (_key(args), device)
             launch = self.launches.get(key)
             if launch is None:
                 launch = self.launches[key] = _Launch(self, args)
             self.current[device] = launch
-        launch(grid, block, leaves)
+            launch.pack(leaves)
+        launch(grid, block)
 
 
 _KERNELS = {}
