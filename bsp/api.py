@@ -17,9 +17,12 @@ Per superstep the engine runs one Mode of the algorithm on every partition:
               e.g. "in the frontier") travels packed to bits, 1/8 byte per ghost slot.
 
 After every superstep each partition votes (`vote`): how many vertices are active for the next
-step. When no partition has any, the engine asks `advance(key)` whether another phase follows
-(delta-stepping's next bucket, Brandes' backward sweep) and otherwise stops. `collect` returns the
-result by global vertex id.
+step, and optionally `sums`, floats the engine adds up over every partition (and MPI rank). The
+engine hands the tally to `finished(total)`, which by default stops when no partition has an
+active vertex and `advance(key)` says no other phase follows (delta-stepping's next bucket,
+Brandes' backward sweep); an algorithm that runs until a global quantity is small enough
+(PageRank to a tolerance: the L1 change of its ranks) decides from `total.sums` instead.
+`collect` returns the result by global vertex id.
 
 Callbacks do their work with the operators of bsp/operators.py and small functors; the
 engine's own kernels (`part.kernels(name)`: boxes, frontier counts, streamed chunks) come from
@@ -84,11 +87,14 @@ class Outbox(NamedTuple):
 
 @dataclass
 class Vote:
-    """A partition's vote after a superstep: active vertices and edges for the next one, and a
-    key the engine reduces with min over partitions (e.g. the smallest pending distance)."""
+    """A partition's vote after a superstep: active vertices and edges for the next one, a key
+    the engine reduces with min over partitions (e.g. the smallest pending distance), and `sums`,
+    floats it adds up element by element over partitions (every partition's vote has as many).
+    The tally over every partition (and MPI rank) is a Vote too, which `finished` receives."""
     active: int = 0
     edges: int = 0
     key: float = np.inf
+    sums: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,12 @@ class Algorithm:
     def advance(self, key):
         """All partitions are idle: return True to go on (a new phase), False to finish."""
         return False
+
+    def finished(self, total):
+        """After a superstep, given the tally of every partition's vote (a Vote: active vertices
+        and edges summed, the smallest key, `sums` added up): True to stop. By default, when no
+        vertex is active and `advance(key)` starts no further phase."""
+        return total.active == 0 and not self.advance(total.key)
 
     def collect(self, parts, n_vertices):
         raise NotImplementedError

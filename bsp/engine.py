@@ -1,8 +1,8 @@
 """The superstep loop.
 
     compute (every partition) -> exchange boxes -> reduce inbox (push)     or
-    gather -> exchange -> compute (pull);  then vote; stop when no partition is active and the
-    algorithm has no further phase.
+    gather -> exchange -> compute (pull);  then vote; stop when the algorithm's `finished` says
+    so, given the votes' tally (by default: no partition is active and no further phase).
 
 Direction-optimising traversal is an engine decision (Beamer et al., as GAP does it): for an
 algorithm that offers "push" (top-down) and "pull" (bottom-up) modes, the engine switches to pull
@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .api import Outbox
+from .api import Outbox, Vote
 from .exchange import bitmap_bytes, exchange_pull, exchange_push
 from .partition import EdgeOptions, make_partition
 
@@ -116,15 +116,16 @@ class Engine:
             votes = [self._call(algorithm.vote, p, step) for p in parts]
             self._gpu_times(record["compute_s"])
             record["wall_s"] = time.perf_counter() - t_step
-            active, edges, key = self._tally(votes)
+            total = self._tally(votes)
+            active = total.active
             record["active_vertices"] = int(active)
-            record["frontier_edges"] = int(edges)
+            record["frontier_edges"] = int(total.edges)
             records.append(record)
             if self.progress:
                 self.progress.step(step, mode.name, active)
-            frontier = (active, 1 if switched_back(records) else edges)
+            frontier = (active, 1 if switched_back(records) else total.edges)
             step += 1
-            if active == 0 and not algorithm.advance(key):
+            if algorithm.finished(total):
                 break
             if active == 0:
                 frontier = None
@@ -219,9 +220,11 @@ class Engine:
 
     @staticmethod
     def _tally(votes):
-        """(active vertices, frontier edges, smallest key) over the partitions' votes."""
-        return (sum(v.active for v in votes), sum(v.edges for v in votes),
-                min((v.key for v in votes), default=float("inf")))
+        """The partitions' votes as one Vote: active vertices and frontier edges summed, the
+        smallest key, the sums added up element by element."""
+        return Vote(sum(v.active for v in votes), sum(v.edges for v in votes),
+                    min((v.key for v in votes), default=float("inf")),
+                    tuple(float(sum(x)) for x in zip(*(v.sums for v in votes))))
 
     def _collect(self, algorithm):
         return algorithm.collect(self.parts, self.plan.graph.n_vertices)

@@ -23,9 +23,10 @@ Plan once, execute many (as mpi4py-fft does):
   bits, as in bsp/exchange.py: one byte-aligned run of packed bits per (owner, reader) pair, packed
   on the owner's device and put into the reader's bitmap, both sides walking the pairs in the same
   order (owner pid, then reader pid).
-* Vote: `Iallreduce` of (active vertices, frontier edges) with SUM and of the advance key with
-  MIN, so every rank sees the global totals and takes the same decisions (direction switches,
-  phase changes) in the same superstep.
+* Vote: `Iallreduce` of (active vertices, frontier edges) with SUM, of the advance key with
+  MIN and, when the votes carry `sums`, of those with SUM, so every rank sees the global totals
+  and takes the same decisions (direction switches, phase changes, the finish) in the same
+  superstep.
 * Results: each rank's values, in the order of its vertices (`MpiEngine.local_gvids`), or with
   `gather`, a `Gatherv` of every rank's values to rank 0 (the global ids are gathered once).
 
@@ -52,6 +53,7 @@ from mpi4py import MPI
 from kernels_cpu import boxes as _boxes
 from totem_py.errors import InputError
 
+from .api import Vote
 from .engine import Engine
 from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes, pack_bits,
                        pull_bits_local, put_bits)
@@ -612,18 +614,23 @@ class MpiEngine(Engine):
 
     def _tally(self, votes):
         t0 = time.perf_counter()
-        active, edges, key = Engine._tally(votes)
-        counts = np.array([active, edges], dtype=np.int64)
+        mine = Engine._tally(votes)
+        counts = np.array([mine.active, mine.edges], dtype=np.int64)
         total = np.empty(2, dtype=np.int64)
-        keys = np.array([key], dtype=np.float64)
+        keys = np.array([mine.key], dtype=np.float64)
         smallest = np.empty(1, dtype=np.float64)
-        self.waiter.wait([self.comm.Iallreduce([counts, MPI.INT64_T], [total, MPI.INT64_T],
-                                               op=MPI.SUM),
-                          self.comm.Iallreduce([keys, MPI.DOUBLE], [smallest, MPI.DOUBLE],
-                                               op=MPI.MIN)], "the finish vote")
+        requests = [self.comm.Iallreduce([counts, MPI.INT64_T], [total, MPI.INT64_T], op=MPI.SUM),
+                    self.comm.Iallreduce([keys, MPI.DOUBLE], [smallest, MPI.DOUBLE], op=MPI.MIN)]
+        if mine.sums:       # every rank runs the same algorithm: as many sums on each
+            sums = np.array(mine.sums, dtype=np.float64)
+            summed = np.empty_like(sums)
+            requests.append(self.comm.Iallreduce([sums, MPI.DOUBLE], [summed, MPI.DOUBLE],
+                                                 op=MPI.SUM))
+        self.waiter.wait(requests, "the finish vote")
         if self._record is not None:
             self._record["vote_s"] = time.perf_counter() - t0
-        return int(total[0]), int(total[1]), float(smallest[0])
+        return Vote(int(total[0]), int(total[1]), float(smallest[0]),
+                    tuple(summed.tolist()) if mine.sums else ())
 
     def release(self):
         """Drop what the runs so far keep for the next (the partitions' state arrays, boxes and

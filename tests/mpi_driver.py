@@ -44,7 +44,7 @@ from totem_py.distributed import default_source  # noqa: E402
 from totem_py.harness import default_source as one_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
 
-from test_engine import algorithms, expected, mismatch  # noqa: E402
+from test_engine import algorithms, expected, label, mismatch  # noqa: E402
 from toys import toy_graphs, with_random_weights  # noqa: E402
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
@@ -138,9 +138,9 @@ def matrix(comm, folder, devices):
                     got, _ = engine.run(alg)
                     runs += 1
                     if root:
-                        note = mismatch(alg.name, got, want[alg.name])
+                        note = mismatch(label(alg), got, want[label(alg)])
                         if note:
-                            failures.append(f"{alg.name} {name} {strategy} share={cpu_share} "
+                            failures.append(f"{label(alg)} {name} {strategy} share={cpu_share} "
                                             f"gpus={gpus} hub_sort={hub_sort} {device} "
                                             f"ranks={comm.size}: {note}")
     failures = [f for fs in comm.allgather(failures) for f in fs]

@@ -1,5 +1,6 @@
-"""The configuration matrix of the acceptance: every algorithm x HIGH/LOW/RAND x cpu share
-1.0/0.7/0.3/0.0 x 1 and 2 GPU partitions x device cpu/emulated, against the serial references
+"""The configuration matrix of the acceptance: every algorithm (PageRank in both forms: TOTEM's
+rounds and networkx's converged one) x HIGH/LOW/RAND x cpu share 1.0/0.7/0.3/0.0 x 1 and 2 GPU
+partitions x device cpu/emulated, against the serial references
 (totem_py.reference, themselves checked against scipy and networkx), on the toy graphs and on every
 graph of ../shared/data. One plan serves every algorithm and device of a configuration."""
 
@@ -26,30 +27,42 @@ DEVICES = ("cpu", "emulated")
 ITERATIONS = 5
 LARGE = 100_000
 TOLERANCE = 1e-5        # PageRank-Delta's: its L1 bound, 5.7e-5, is tighter than pagerank's 1e-4
+TOL = 1e-6              # converged PageRank's (networkx's default): 30 rounds on chain, 75 on star
 DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REAL = sorted(p.name for p in DATA.glob("*.gz")) if DATA.is_dir() else []
 
 
-def expected(graph, source):
-    """Reference answers, by algorithm name."""
+def expected(graph, source, tol=TOL):
+    """Reference answers, by algorithm `label` (`tol`: converged PageRank's)."""
     out = {"pagerank": ref.pagerank(graph, ITERATIONS), "cc": ref.components(graph),
-           "pagerank_delta": ref.pagerank_limit(graph)}
+           "pagerank_delta": ref.pagerank_limit(graph),
+           "pagerank_tol": ref.pagerank_converged(graph, tol)}
     if source is not None:
         out.update(bfs=ref.bfs_levels(graph, source), sssp=ref.sssp_distances(graph, source),
                    bc=ref.betweenness(graph, [source]))
     return out
 
 
-def algorithms(source, delta=True, tolerance=TOLERANCE):
-    algs = [PageRank(ITERATIONS), CC()] + ([PageRankDelta(tolerance)] if delta else [])
+def algorithms(source, delta=True, tolerance=TOLERANCE, converged=True, tol=TOL):
+    """The algorithms of the matrix; `delta` and `converged`: with PageRank-Delta and with
+    converged PageRank (their many supersteps are left out where the caller says), at
+    `tolerance` and `tol`."""
+    algs = [PageRank(ITERATIONS), CC()] + ([PageRankDelta(tolerance)] if delta else []) + \
+        ([PageRank(tol=tol)] if converged else [])
     if source is not None:
         algs += [BFS(source), SSSP(source), BC([source])]
     return algs
 
 
+def label(alg):
+    """The algorithm's key in `expected` and for `mismatch`: its name, pagerank_tol for
+    converged PageRank."""
+    return "pagerank_tol" if getattr(alg, "tol", None) is not None else alg.name
+
+
 def mismatch(name, got, want, tolerance=TOLERANCE):
     """None if `got` matches the reference within the acceptance tolerance, else a note
-    (`tolerance`: PageRank-Delta's, as it ran)."""
+    (`name`: a `label`; `tolerance`: PageRank-Delta's, as it ran)."""
     if got.shape != want.shape:
         return f"shape {got.shape} != {want.shape}"
     if name in ("bfs", "cc"):
@@ -57,6 +70,10 @@ def mismatch(name, got, want, tolerance=TOLERANCE):
     elif name == "pagerank":
         err = np.abs(got - want).sum()
         return None if err <= 1e-4 else f"L1 error {err:.3g}"
+    elif name == "pagerank_tol":     # the same round as the reference, float32 contributions
+        if got.size and not abs(got.sum() - 1.0) <= 1e-9:
+            return f"ranks sum to {got.sum():.9g}"
+        bad = np.flatnonzero(~(np.abs(got - want) <= 1e-5 * want))
     elif name == "pagerank_delta":     # `want` is the limit: the verifier's two properties
         below = want - got
         bad = np.flatnonzero(~(below >= -1e-9 * want - 1e-15))
@@ -85,13 +102,14 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOpti
             plan = partition(graph, strategy, share, gpus, seed=1, hub_sort=hub_sort)
             for device in devices:
                 engine = Engine(plan, device, edges=edges)
-                # PageRank-Delta's 60-80 supersteps: on large graphs, one mixed share only
+                # PageRank-Delta's 60-80 supersteps (and converged PageRank's): on large
+                # graphs, one mixed share only
                 delta = graph.n_edges < LARGE or share == SHARES[-2]
-                for alg in algorithms(source, delta):
+                for alg in algorithms(source, delta, converged=delta):
                     got, _ = engine.run(alg)
-                    note = mismatch(alg.name, got, want[alg.name])
+                    note = mismatch(label(alg), got, want[label(alg)])
                     if note:
-                        failures.append(f"{alg.name} {strategy} share={share} gpus={gpus} "
+                        failures.append(f"{label(alg)} {strategy} share={share} gpus={gpus} "
                                         f"{device} {edges.transfer} hub_sort={hub_sort}: {note}")
     assert not failures, "\n".join(failures)
 

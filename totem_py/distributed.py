@@ -423,6 +423,8 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, everyon
         partition=strategy, hub_sort=args.hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         gpus=args.gpus, device=device, transfer_mode=args.transfer, source=source,
         iterations=getattr(alg, "iterations", None), tolerance=getattr(alg, "tolerance", None),
+        tol=getattr(alg, "tol", None), rounds=getattr(alg, "rounds", None),
+        converged=getattr(alg, "converged", None),
         ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
         partitions=parts, beta=sum(p["boundary_edges"] for p in parts) / total,
         beta_aggregated=sum(p["remote_vertices"] for p in parts) / total,

@@ -63,7 +63,8 @@ def default_source(graph, seed=0):
     return int(np.random.default_rng(seed).choice(candidates))
 
 
-def make_algorithm(name, graph, source=None, iterations=5, seed=0, tolerance=0.01, **options):
+def make_algorithm(name, graph, source=None, iterations=None, seed=0, tolerance=0.01,
+                   **options):
     """An Algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
     run's options, which its class's `from_options` takes what it needs from; returns
     (algorithm, its source vertex or None). An Algorithm object passes through."""
@@ -194,7 +195,7 @@ def plan_key(plan):
 
 
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
-        gpus=1, device="auto", source=None, iterations=5, trials=1, threads=None, seed=0,
+        gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
@@ -211,7 +212,9 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     source: root of bfs, sssp and bc (default: a seeded random vertex of the largest weakly
         connected component). sources: bc's sources instead: K random ones, "all" or a list;
         normalized: bc divided as networkx's betweenness_centrality (reference.betweenness_scale).
-    iterations: PageRank's rounds. tolerance: PageRank-Delta's (pagerank_delta.py).
+    iterations: PageRank's rounds (default 5); with `tol`, its most rounds (default 100).
+    tol: PageRank in networkx's form, to that tolerance (pagerank.py; the metrics' `rounds` and
+        `converged` say where it stopped). tolerance: PageRank-Delta's (pagerank_delta.py).
     trials: timed runs after one untimed warm-up (the median is reported). threads: CPU threads.
     seed: of the default source and the partitioner. verify: check the result (raises
         VerificationError). progress: a totem_py.progress.Progress, or None.
@@ -320,7 +323,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         source=source, sources=getattr(alg, "sources", None),
         normalized=bool(getattr(alg, "normalized", False)),
         iterations=getattr(alg, "iterations", None),
-        tolerance=getattr(alg, "tolerance", None),
+        tolerance=getattr(alg, "tolerance", None), tol=getattr(alg, "tol", None),
+        rounds=getattr(alg, "rounds", None), converged=getattr(alg, "converged", None),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,
         collect_s=statistics.median(collect_s),

@@ -11,6 +11,10 @@ Semantics (DESIGN.md, "Results"):
            Parallel edges: the lightest one counts. Self-loops never shorten a path.
   pagerank exactly K rounds of r(v) = (1-d)/n + d * sum over in-edges (u,v) of r(u)/outdeg(u),
            r0 = 1/n, no dangling redistribution; parallel edges and self-loops count.
+  pagerank_converged  networkx's pagerank: the rank D of the vertices without out-edges is spread
+           over every vertex, x(v) = (1-d)/n + d * (sum over in-edges of x(u)/outdeg(u) + D/n),
+           from x0 = 1/n until the L1 change is below n * tol (the result is that round's x),
+           at most max_iter rounds; the ranks sum to 1. SciPy's sparse product, one per round.
   pagerank_delta  the same ranks' limit (K -> infinity) reached by pushing residuals until none
            exceeds tolerance / n, synchronously (all active vertices of a round push at once);
            result rank + residual. `pagerank_limit` is that limit by power iteration.
@@ -107,6 +111,42 @@ def pagerank(graph, iterations, damping=0.85):
         incoming = np.bincount(dst, weights=ranks[src] / out_degree[src], minlength=n)
         ranks = (1.0 - damping) / n + damping * incoming
     return ranks
+
+
+def pagerank_rounds(graph, damping=0.85):
+    """networkx's PageRank rounds from x0 = 1/n (n > 0): yields (k, x_k, ||x_k - x_{k-1}||_1)
+    for k = 1, 2, ... without end. x_k(v) = (1-d)/n + d * (sum over in-edges (u, v) of
+    x_{k-1}(u) / outdeg(u) + D/n), D the sum of x_{k-1} over the vertices without out-edges;
+    parallel edges and self-loops count as often as they appear (a CSR adds up duplicates)."""
+    import scipy.sparse as sp
+    n = graph.n_vertices
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    out_degree = graph.out_degree.astype(np.float64)
+    # P[v, u] = (number of edges u -> v) / outdeg(u)
+    P = sp.csr_array((1.0 / out_degree[src], (dst, src)), shape=(n, n))
+    dangling = np.flatnonzero(graph.out_degree == 0)
+    x = np.full(n, 1.0 / n)
+    k = 0
+    while True:
+        new = (1.0 - damping) / n + damping * (P @ x + x[dangling].sum() / n)
+        change = float(np.abs(new - x).sum())
+        x = new
+        k += 1
+        yield k, x, change
+
+
+def pagerank_converged(graph, tol=1e-6, damping=0.85, max_iter=100):
+    """networkx's `pagerank` (nx.pagerank(G, alpha=damping, tol=tol, max_iter=max_iter) on the
+    graph as a MultiDiGraph with every vertex): `pagerank_rounds` until the L1 change is below
+    n * tol, that round's ranks; after max_iter rounds without, the last round's (where networkx
+    raises PowerIterationFailedConvergence)."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    for k, x, change in pagerank_rounds(graph, damping):
+        if change < n * tol or k >= max_iter:
+            return x
 
 
 def pagerank_limit(graph, damping=0.85, tol=1e-14):

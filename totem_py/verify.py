@@ -12,6 +12,14 @@
             engine sends contributions as float32 (2**-24 relative rounding) and sums in float64,
             so each round adds at most 2**-24 to a rank's relative error; the bound allows four
             times K rounds' worth (1.2e-6 for K = 5), so one wrong vertex fails.
+  pagerank with a tolerance (networkx's form): the ranks sum to 1, none is below the teleport
+            share (1-d)/n, their L1 distance to the fixed point (rounds to an L1 change of
+            1e-13) is at most d/(1-d) * n * tol (what stopping at a change below n * tol
+            guarantees), and every rank is within a relative bound of the serial reference's
+            ranks at the round it stops at (or the next or previous round where that round's
+            change is within rounding of n * tol). Float32 contributions leave an L1 error of
+            at most e = 2d * 2**-24 / (1-d) (6.8e-7) and a relative error per vertex of at most
+            d * (2**-24 + (e + 2 * 2**-24) / (1-d)) / (1-d) (3.4e-5), the bound used.
   pagerank_delta  below the limit of PageRank's rounds everywhere, and within
             tolerance * d / (1 - d) of it in L1 (what stopping with every residual at most
             tolerance / n guarantees; totem_py/algorithms/pagerank_delta.py), the limit by power
@@ -142,6 +150,70 @@ def verify_pagerank(graph, iterations, ranks, rtol=None):
             f"{ranks[w]:.9g}, expected {expected[w]:.9g}")
 
 
+def verify_pagerank_converged(graph, tol, ranks, damping=0.85, max_iter=100):
+    """PageRank to a tolerance, networkx's form (reference.pagerank_converged): the module
+    docstring's properties."""
+    ranks = _as_result(graph, ranks, "pagerank")
+    n = graph.n_vertices
+    if n == 0:
+        return
+    ranks = ranks.astype(np.float64)
+    bad = ~np.isfinite(ranks)
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"pagerank: vertex {w} has {ranks[w]}")
+    total = float(ranks.sum())
+    if not abs(total - 1.0) <= 1e-9:
+        raise VerificationError(f"pagerank: the ranks sum to {total:.9g}, not 1 (with --tol the "
+                                f"rank of vertices without out-edges is spread, not lost)")
+    floor = (1.0 - damping) / n
+    bad = ranks < floor * (1.0 - 1e-9)
+    if bad.any():
+        w = _first(bad)
+        raise VerificationError(f"pagerank: vertex {w} has {ranks[w]:.9g}, below the teleport "
+                                f"share (1-d)/n = {floor:.9g}")
+    f32 = 2.0 ** -24
+    l1_error = 2 * damping * f32 / (1.0 - damping)
+    rtol = damping * (f32 + (l1_error + 2 * f32) / (1.0 - damping)) / (1.0 - damping) + 1e-12
+    slack = 4 * l1_error            # the engine's L1 change against the reference's
+    # the reference's rounds: the one the rule stops at, its neighbours, the fixed point
+    threshold = n * tol
+    stop, rounds, changes = None, {}, {}
+    for k, x, change in reference.pagerank_rounds(graph, damping):
+        changes[k] = change
+        if stop is None and (change < threshold or k >= max_iter):
+            stop = k
+        if stop is None or k <= stop + 1:
+            rounds[k] = x
+            rounds.pop(k - 3, None)
+        if stop is not None and k > stop and (changes[stop] >= threshold or change < 1e-13
+                                              or k >= 10000):
+            break
+    fixed = x
+    if changes[stop] < threshold:       # converged: the distance the stopping rule guarantees
+        distance = float(np.abs(ranks - fixed).sum())
+        bound = damping / (1.0 - damping) * (threshold + slack) + slack
+        if not distance <= bound:
+            raise VerificationError(
+                f"pagerank: L1 distance {distance:.3g} to the fixed point > d/(1-d) * n * tol = "
+                f"{bound:.3g}")
+    candidates = [stop]
+    if stop > 1 and changes[stop - 1] < threshold + slack:
+        candidates.append(stop - 1)
+    if stop < max_iter and changes[stop] >= threshold - slack:
+        candidates.append(stop + 1)
+    for k in candidates:
+        if (np.abs(ranks - rounds[k]) <= rtol * rounds[k]).all():
+            return
+    want = rounds[stop]
+    error = np.abs(ranks - want) / want
+    w = int(np.argmax(error))
+    raise VerificationError(
+        f"pagerank: {int((error > rtol).sum())} of {n} vertices differ from the reference's "
+        f"round {stop} (L1 change {changes[stop]:.3g}, n * tol = {threshold:.3g}) by more than "
+        f"{rtol:.2g} relative; worst vertex {w} has {ranks[w]:.9g}, expected {want[w]:.9g}")
+
+
 def verify_pagerank_delta(graph, tolerance, ranks, damping=0.85):
     ranks = _as_result(graph, ranks, "pagerank_delta")
     if graph.n_vertices == 0:
@@ -208,13 +280,18 @@ def verify_bc(graph, sources, scores, rtol=1e-5, atol=1e-6):
         raise VerificationError(f"bc: vertex {w} has {scores[w]:.6g}, expected {expected[w]:.6g}")
 
 
-def verify(name, graph, result, source=None, sources=None, iterations=None, tolerance=None):
+def verify(name, graph, result, source=None, sources=None, iterations=None, tolerance=None,
+           tol=None):
     """Run the verifier of algorithm `name` ('bfs', 'sssp', 'pagerank', 'cc', 'bc',
-    'pagerank_delta')."""
+    'pagerank_delta'); pagerank with `tol`: the converged form (`iterations` its most rounds,
+    default 100)."""
     if name in ("bfs", "sssp"):
         if source is None:
             raise ValueError(f"{name} verification needs a source")
         return (verify_bfs if name == "bfs" else verify_sssp)(graph, source, result)
+    if name == "pagerank" and tol is not None:
+        return verify_pagerank_converged(graph, tol, result,
+                                         max_iter=100 if iterations is None else iterations)
     if name == "pagerank":
         if iterations is None:
             raise ValueError("pagerank verification needs the number of iterations")
