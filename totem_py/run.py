@@ -312,6 +312,11 @@ def print_report(m):
     verified = {True: ", verified", None: ""}[m["verified"]]
     print(f"time {m['time_s']:.4f} s (median of {len(m['trials_s'])}), {m['supersteps']} "
           f"supersteps, exchange {exchange:.4f} s, {m['teps'] / 1e6:.1f} MTEPS{verified}")
+    if m.get("converged"):
+        print(f"{m['algorithm']}: converged to tol {m['tol']:g} after {m['rounds']} rounds")
+    elif m.get("converged") is False:
+        print(f"warning: {m['algorithm']} did not converge to tol {m['tol']:g} in {m['rounds']} "
+              f"rounds (--iterations): the ranks are the last round's", file=sys.stderr)
 
 
 def launched_ranks(env=os.environ):

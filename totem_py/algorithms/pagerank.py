@@ -18,9 +18,12 @@ returned (its r' is dropped).
 
 Pull over in-edges (TOTEM fig. 14): each round every partition publishes the contributions
 r(u)/outdeg(u) of its boundary vertices, which land in the ghost slots of the partitions that read
-them; no atomics anywhere. Contributions travel and are read as float32 (as GAP's scores are):
-half the bytes of the random reads that dominate a round; sums and ranks stay float64 (relative
-error near 1e-7).
+them; no atomics anywhere. In TOTEM's form contributions travel and are read as float32 (as GAP's
+scores are): half the bytes of the random reads that dominate a round; sums and ranks stay float64
+(relative error near 1e-7). The converged form's are float64, as networkx computes: float32
+rounding would leave an L1 change near 1e-8 between rounds, which a tolerance near it never gets
+below (--tol 1e-9 on a 10-vertex chain: networkx stops after 50 rounds), and would make the
+stopping round differ from networkx's where the change is close to n * TOL.
 """
 
 import math
@@ -35,6 +38,7 @@ from ..errors import InputError
 from .common import collect
 
 CONTRIB = Message(np.float32, "sum", 0.0)
+CONTRIB64 = Message(np.float64, "sum", 0.0)     # the converged form's
 ROUNDS = 5              # TOTEM's form: rounds by default
 MAX_ROUNDS = 100        # the converged form: most rounds by default (networkx's max_iter)
 
@@ -98,6 +102,8 @@ class PageRank(Algorithm):
         self.iterations = iterations
         self.damping = damping
         self.tol = tol
+        if tol is not None:
+            self.modes = (Mode("pull", "in", "pull", CONTRIB64, state="contrib"),)
         self.converged = None       # the converged form: after a run, whether it converged
         self.rounds = None          # ... and the rounds of the result x_k (k)
 
@@ -126,7 +132,7 @@ class PageRank(Algorithm):
     def init(self, part):
         s = part.state
         s.rank = part.full(part.n_local, 1.0 / max(part.n_vertices, 1), np.float64)
-        s.contrib = part.alloc(np.float32, 0.0, ("in",))
+        s.contrib = part.alloc(self.modes[0].message.dtype, 0.0, ("in",))
         if self.tol is None:
             vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
             return
@@ -142,7 +148,7 @@ class PageRank(Algorithm):
         if self.tol is None:
             return vertex_values(part, boundary_contribution, s.contrib, at=at, dtype=np.float32)
         return vertex_values(part, boundary_shifted, s.rank, self.shift, part.out_degree, at=at,
-                             dtype=np.float32)
+                             dtype=np.float64)
 
     def compute(self, part, step, mode, box):
         s = part.state
