@@ -138,6 +138,31 @@ def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_pa
     assert sum(p.size for p in parts) == want.size and np.array_equal(got, want)
 
 
+def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
+    """PageRank in networkx's form (--tol): every rank takes the same finish from the summed
+    votes (the ranks' sum and L1 change), and the result is networkx's on wiki-Vote."""
+    import networkx as nx
+    import totem_py
+    text = ROOT.parent / "shared" / "data" / "wiki-Vote.txt.gz"
+    graph = tmp_path / "wiki.tcsr"
+    conv = subprocess.run([sys.executable, "-m", "totem_py.convert", text, graph], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert conv.returncode == 0, conv.stderr
+    proc = launch(2, "-m", "totem_py.run", "--graph", graph, "--algorithm", "pagerank", "--tol",
+                  "1e-9", "--partition", "RAND", "--device", "emulated", "--verify",
+                  "--output", tmp_path / "two.npy", "--json", tmp_path / "two.json")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads((tmp_path / "two.json").read_text())
+    assert m["ranks"] == 2 and m["verified"] is True and m["converged"] is True
+    assert m["supersteps"] == m["rounds"] + 1 and m["rounds"] > 10
+    g = totem_py.load(text)
+    G = g.to_networkx()
+    assert G.number_of_edges() == g.n_edges        # no parallel edges: a DiGraph is the graph
+    r = nx.pagerank(G, tol=1e-9)
+    got = np.load(tmp_path / "two.npy")
+    assert np.abs(got - np.array([r[v] for v in range(got.size)])).max() <= 1e-12
+
+
 def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
     """--cpu-share auto: each rank finds the share its GPU partitions' budget fits (from its own
     vertices' degrees) and the ranks take the largest, so every GPU partition fits."""

@@ -73,11 +73,13 @@ def test_empty_graph():
     g = TOYS["empty"]
     for result in (reference.bfs_levels(g, 0), reference.sssp_distances(g, 0),
                    reference.pagerank(g, 5), reference.components(g), reference.betweenness(g, []),
-                   reference.pagerank_delta(g), reference.pagerank_limit(g)):
+                   reference.pagerank_delta(g), reference.pagerank_limit(g),
+                   reference.pagerank_converged(g)):
         assert result.shape == (0,)
     verify("bfs", g, np.empty(0, np.int64), source=0)
     verify("sssp", g, np.empty(0), source=0)
     verify("pagerank", g, np.empty(0), iterations=5)
+    verify("pagerank", g, np.empty(0), tol=1e-6)
     verify("cc", g, np.empty(0, np.int64))
     verify("bc", g, np.empty(0), sources=[])
     verify("pagerank_delta", g, np.empty(0), tolerance=0.01)
@@ -234,6 +236,28 @@ def test_pagerank_limit_and_delta(name):
     assert errors[-1] <= max(1e-6 * errors[0], 1e-15)
 
 
+@pytest.mark.parametrize("name", CASES)
+def test_pagerank_converged_matches_networkx(name):
+    """networkx's form: nx.pagerank on the graph as a MultiDiGraph (parallel edges count, as
+    self-loops do; networkx adds parallel edges up), at networkx's tolerance and a tight one,
+    which is within d/(1-d) * n * tol of the Google matrix's fixed point, solved densely."""
+    g = case(name)
+    G = g.to_networkx(multigraph=True)
+    for tol in (1e-6, 1e-12):
+        r = nx.pagerank(G, tol=tol, max_iter=1000)
+        want = np.array([r[v] for v in range(g.n_vertices)])
+        np.testing.assert_allclose(reference.pagerank_converged(g, tol, max_iter=1000), want,
+                                   rtol=1e-12, atol=1e-15)
+    n = g.n_vertices
+    counts = np.zeros((n, n))
+    u, v = edges_of(g)
+    np.add.at(counts, (v, u), 1.0)
+    outdeg = counts.sum(axis=0)
+    google = np.where(outdeg > 0, counts / np.where(outdeg > 0, outdeg, 1), 1.0 / n)
+    fixed = np.linalg.solve(np.eye(n) - 0.85 * google, np.full(n, 0.15 / n))
+    assert np.abs(want - fixed).sum() <= 0.85 / 0.15 * n * 1e-12    # the stopping rule's bound
+
+
 # --- BC against networkx and brute force ---------------------------------------------------------
 
 def simple_graph(graph):
@@ -324,6 +348,10 @@ def reference_results(g):
 def test_verifiers_accept_reference(name):
     for algo, (g, result, kw) in reference_results(case(name)).items():
         verify(algo, g, result, **kw)
+    g = case(name)
+    for tol, max_iter in ((1e-6, 100), (1e-12, 5)):     # converged, and stopped by max_iter
+        verify("pagerank", g, reference.pagerank_converged(g, tol, max_iter=max_iter), tol=tol,
+               iterations=max_iter)
 
 
 def test_verify_bfs_rejects():
