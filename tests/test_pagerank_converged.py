@@ -32,7 +32,7 @@ REAL = ("wiki-Vote.txt.gz", "email-Enron.txt.gz", "web-NotreDame.txt.gz")
 LARGE = "web-NotreDame.txt.gz"  # networkx takes 3 s a tolerance there: at 1e-6 only
 PLANS = [(s, share) for s in ("HIGH", "LOW", "RAND") for share in (1.0, 0.5, 0.25)]
 DEVICES = ("cpu", "emulated")
-TOLS = (1e-6, 1e-9)     # networkx's default, and one that takes more rounds (39 on NotreDame)
+TOLS = (1e-6, 1e-9)     # networkx's default, and one that takes more rounds (40 on email-Enron)
 
 
 def has_parallel_edges(graph):
