@@ -6,7 +6,13 @@ and what a user sees when a rank fails, stops or was started differently. `pip i
 .[test]` brings mpi4py and Open MPI's mpirun; these tests fail (not skip) without them.
 
 Each mpirun launch costs seconds (MPI start-up, every rank loading the Numba kernels), so one
-launch per rank count runs a whole matrix (tests/mpi_driver.py) and writes a report."""
+launch per rank count runs a whole matrix (tests/mpi_driver.py) and writes a report. The tests
+of this file run one after the other in one pytest-xdist worker (its `xdist_group`, with
+`--dist loadgroup` from pyproject.toml), one rank first: on an empty Numba cache one process
+compiles the kernels and the later launches' ranks load them, where 4 ranks starting together
+would each compile them (the 4-rank matrix took 243 s so on 2 cores with an empty cache and
+another CPU-bound process beside).
+"""
 
 import json
 import os
@@ -21,6 +27,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+pytestmark = pytest.mark.xdist_group("mpi")
 
 
 def mpirun():
