@@ -86,6 +86,9 @@ def abort(comm, line, code=1):
 
 # ---- waiting with a deadline ------------------------------------------------------------------
 
+SPIN_POLLS = 50     # a wait tests this many times before it sleeps between tests
+
+
 class Waiter:
     """Bounds every wait on another rank by `timeout` seconds (None: no bound): past it, the
     rank prints one line and `Abort`s every rank (a peer is stuck, stopped, dead or out of step).
@@ -113,16 +116,17 @@ class Waiter:
                          f"rank is stuck or gone, stopping all ranks")
 
     def wait(self, requests, what):
-        """Poll `requests` until complete: 1000 tests, then with sleeps growing to 0.1 ms, so
-        that a rank waiting for a slower one leaves the cores to it: Open MPI's Waitall spins,
-        and 4 ranks sharing 2 cores took 117 s over tests/test_mpi.py's matrix with it, 26 s
-        so. Past the timeout (if any), every rank is stopped."""
+        """Poll `requests` until complete: SPIN_POLLS tests, then with sleeps growing to 0.1 ms,
+        so that a rank waiting for a slower one leaves the cores to it. Open MPI's Waitall spins:
+        4 ranks sharing 2 cores took 117 s over tests/test_mpi.py's matrix with it, 26 s so;
+        with a CPU-bound process beside them, 193 s after 1000 tests before sleeping, 88 s after
+        50. Past the timeout (if any), every rank is stopped."""
         t0 = time.monotonic()
         deadline = self._deadline(t0) if self.timeout else None
         polls = 0
         while not MPI.Request.Testall(requests):
             polls += 1
-            if polls > 1000:
+            if polls > SPIN_POLLS:
                 if deadline is not None and time.monotonic() > deadline:
                     self.give_up(what, t0)
                 time.sleep(min(1e-4, 1e-7 * polls))
