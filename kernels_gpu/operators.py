@@ -37,6 +37,10 @@ THREADS = 256
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
 EDGE_BLOCKS_PER_SM = 8      # advance: enough resident threads per SM to hide latency
+ROW_THREADS = 1 if SIMULATED else WARP     # pull_warp: threads per row
+# threads per block under the simulator, which starts a Python thread per thread of a block
+# (tests/sim_driver.py on 2 cores: 26 s with blocks of 32, 16 s of 8, 12 s of 4)
+SIMULATED_BLOCK = 4
 # Compile only (tests without a GPU): kernels are compiled to PTX for COMPILE_CC, not launched;
 # the arrays are NumPy ones. tests/ptxcheck pairs this with the CPU backend, which computes.
 COMPILE_ONLY = False
@@ -117,18 +121,15 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
 
 
 def pull_warp(indptr, indices, weights, queue, first, end, args):
-    """A warp per row: rows first..end-1, or (QUEUE) the rows queue[first..end-1]."""
-    w = cuda.grid(1) // WARP
-    lane = cuda.threadIdx.x & (WARP - 1)
+    """A warp per row (a thread simulated: no shuffles there): rows first..end-1, or (QUEUE) the
+    rows queue[first..end-1]."""
+    w = cuda.grid(1) // ROW_THREADS
+    lane = cuda.threadIdx.x & (ROW_THREADS - 1)
     if w >= end - first:
         return
     v = nonneg(queue[first + w] if QUEUE else first + w)
     s = 0.0
-    step = WARP
-    if SIMULATED:               # the simulator has no shuffles: lane 0 walks the whole row
-        if lane:
-            return
-        step = 1
+    step = ROW_THREADS
     e = nonneg(indptr[v] + lane)
     stop = indptr[v + 1]
     while e < stop:
@@ -442,7 +443,7 @@ def _place():
     if SIMULATED or COMPILE_ONLY:
         place = _PLACES.get(None)
         if place is None:
-            place = _PLACES[None] = _Place(np, 2, WARP)
+            place = _PLACES[None] = _Place(np, 2, SIMULATED_BLOCK)
         return place
     device = _driver()[2]()
     place = _PLACES.get(device)
@@ -481,7 +482,7 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
                      WEIGHTED=weights is not None, QUEUE=queue is not None)
         if queue is not None:
             first, end = 0, qlen
-        k(_blocks((end - first) * WARP, p.block), p.block, indptr, indices, w,
+        k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
           p.ints if queue is None else queue, first, end, args)
     else:
         k = compiled(pull_thread, {"functor": fn, "row_fn": row_fn}, len(args),
