@@ -168,10 +168,7 @@ GUARDED = frozenset(("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoa
 
 
 class Guarded:
-    """A communicator whose blocking collectives (GUARDED) run under its Waiter's `guard`, each
-    after a nonblocking barrier polled by the Waiter's `wait`: the ranks that arrive first sleep
-    there rather than spin in the collective (4 ranks sharing 2 cores with a CPU-bound process
-    beside spent most of tests/test_mpi.py's matrix spinning in the setup's collectives); every
+    """A communicator whose blocking collectives (GUARDED) run under its Waiter's `guard`; every
     other attribute is the communicator's own."""
 
     def __init__(self, comm, timeout=None):
@@ -185,10 +182,7 @@ class Guarded:
             return attr
 
         def call(*args, **kwargs):
-            what = f"{self.phase}: {name}"
-            with self.waiter.guard(what):
-                if self.comm.size > 1:
-                    self.waiter.wait([self.comm.Ibarrier()], what)
+            with self.waiter.guard(f"{self.phase}: {name}"):
                 return attr(*args, **kwargs)
         return call
 
