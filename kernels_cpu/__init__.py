@@ -12,9 +12,11 @@ leaves open (a variable the user set is kept):
 - where compiled kernels are cached (unless NUMBA_CACHE_DIR is set): `cache_dir()`, by the
   source file's path inside the project and a hash of its contents, so that a reinstall, or a
   switch between an editable and a regular install, finds the kernels it compiled before
-  (Numba's own cache sits beside the installed files and starts empty in a new install).
+  (Numba's own cache sits beside the installed files and starts empty in a new install);
+  processes compiling the same kernel at once compile it once (`compile_once_per_machine`).
 """
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -119,6 +121,61 @@ def cache_by_contents():
     impl._locator_classes.insert(0, ContentsLocator)
 
 
+_HELD = {}      # lock file -> [open file, depth]: the compile locks this process holds
+
+
+@contextlib.contextmanager
+def _compile_lock(dispatcher):
+    """Hold the cross-process lock of `dispatcher`'s cache entry (a file beside its index;
+    re-entrant within a process: recursive kernels type themselves again); nothing for a
+    dispatcher without a disk cache or where the lock cannot be taken."""
+    entry = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)    # Numba 0.5x-0.6x
+    folder, name = getattr(entry, "_cache_path", None), getattr(entry, "_index_name", None)
+    path = os.path.join(folder, name + ".lock") if folder and name else None
+    held = _HELD.get(path)
+    if held is not None or path is None:
+        if held is not None:
+            held[1] += 1
+        try:
+            yield
+        finally:
+            if held is not None:
+                held[1] -= 1
+        return
+    try:
+        import fcntl
+        os.makedirs(folder, exist_ok=True)
+        f = open(path, "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        _HELD[path] = [f, 1]
+        try:
+            yield
+        finally:
+            del _HELD[path]
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def compile_once_per_machine():
+    """Processes that need the same kernel at once (pytest-xdist workers, the ranks of a first
+    mpirun, several runs started together) compile it once: a dispatcher compiles a new
+    signature under its cache entry's file lock, so the others wait for it and then load what
+    it saved."""
+    from numba.core import dispatcher
+    plain = dispatcher.Dispatcher.compile
+    if getattr(plain, "locked", False):
+        return
+
+    def compile(self, sig):
+        with _compile_lock(self):
+            return plain(self, sig)
+    compile.locked = True
+    dispatcher.Dispatcher.compile = compile
+
+
 def threads():
     """What the --json record says of the CPU threads: Numba's threading layer, the wait policy
     and the thread count."""
@@ -138,3 +195,4 @@ import numba  # noqa: E402
 numba.config.THREADING_LAYER = os.environ["NUMBA_THREADING_LAYER"]
 if "NUMBA_CACHE_DIR" not in os.environ:
     cache_by_contents()
+compile_once_per_machine()

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,3 +56,42 @@ def test_numba_cache_dir_set_by_the_user_is_kept(tmp_path):
     mine = tmp_path / "mine"
     out = probe(install_copy(tmp_path / "inst"), tmp_path / "cache", NUMBA_CACHE_DIR=str(mine))
     assert out["path"].startswith(str(mine))
+
+
+# compile (or load) three kernels after a start signal; say how many were compiled here
+TOGETHER = """
+import json, os, sys, time, numpy as np
+from kernels_cpu import csr, sorting
+open(sys.argv[1] + "." + sys.argv[2], "w").close()      # ready
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+src = np.array([0, 1, 1, 2])
+csr.csr_degrees(src, 3)
+csr.csr_expand_rows(np.array([0, 2, 3]), np.empty(3, dtype=np.int64))
+sorting.sort_range(np.random.rand(50), 0, 50)
+kernels = (csr.csr_degrees, csr.csr_expand_rows, sorting.sort_range)
+print(json.dumps(sum(sum(k.stats.cache_misses.values()) for k in kernels)))
+"""
+
+
+def test_processes_starting_together_compile_each_kernel_once(tmp_path):
+    """Three processes need the same kernels at once on an empty cache: one compiles each, the
+    others wait for it and load it (without the lock each compiled all three)."""
+    install = install_copy(tmp_path / "inst")
+    environ = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    environ.update(PYTHONPATH=str(install), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", TOGETHER, str(go), str(i)], cwd=install,
+                              env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for i in range(3)]
+    deadline = time.monotonic() + 300
+    while not all((tmp_path / f"go.{i}").exists() for i in range(3)):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+        time.sleep(0.01)
+    go.touch()          # every process has imported Numba and the modules
+    compiled = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        compiled.append(json.loads(out))
+    assert sum(compiled) == 3, compiled
