@@ -9,9 +9,7 @@ Each mpirun launch costs seconds (MPI start-up, every rank loading the Numba ker
 launch per rank count runs a whole matrix (tests/mpi_driver.py) and writes a report. The tests
 of this file run one after the other in one pytest-xdist worker (its `xdist_group`, with
 `--dist loadgroup` from pyproject.toml), one rank first: on an empty Numba cache one process
-compiles the kernels and the later launches' ranks load them, where 4 ranks starting together
-would each compile them (the 4-rank matrix took 243 s so on 2 cores with an empty cache and
-another CPU-bound process beside).
+compiles the kernels and the later launches' ranks load them.
 """
 
 import json
