@@ -121,26 +121,19 @@ def cache_by_contents():
     impl._locator_classes.insert(0, ContentsLocator)
 
 
-_HELD = {}      # lock file -> [open file, depth]: the compile locks this process holds
+_HELD = set()       # the lock files of the compile locks this process holds
 
 
 @contextlib.contextmanager
 def _compile_lock(dispatcher):
-    """Hold the cross-process lock of `dispatcher`'s cache entry (a file beside its index;
-    re-entrant within a process: recursive kernels type themselves again); nothing for a
-    dispatcher without a disk cache or where the lock cannot be taken."""
+    """Hold the cross-process lock of `dispatcher`'s cache entry (a file beside its index); a
+    lock this process holds already (a recursive kernel types itself again), a dispatcher
+    without a disk cache or a lock that cannot be taken: nothing."""
     entry = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)    # Numba 0.5x-0.6x
     folder, name = getattr(entry, "_cache_path", None), getattr(entry, "_index_name", None)
     path = os.path.join(folder, name + ".lock") if folder and name else None
-    held = _HELD.get(path)
-    if held is not None or path is None:
-        if held is not None:
-            held[1] += 1
-        try:
-            yield
-        finally:
-            if held is not None:
-                held[1] -= 1
+    if path is None or path in _HELD:
+        yield
         return
     try:
         import fcntl
@@ -151,11 +144,11 @@ def _compile_lock(dispatcher):
         return
     with f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        _HELD[path] = [f, 1]
+        _HELD.add(path)
         try:
             yield
         finally:
-            del _HELD[path]
+            _HELD.discard(path)
             fcntl.flock(f, fcntl.LOCK_UN)
 
 

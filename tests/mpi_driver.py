@@ -104,13 +104,11 @@ def plan_difference(mine, plan):
 
 
 def settle(comm):
-    """Wait for every rank with sleeps, not in MPI's spinning collectives: after work that rank 0
-    does alone (the references, one-process runs), so that the waiting ranks leave the cores to
-    it (4 ranks on 2 cores with another CPU-bound process beside spent most of the matrix
-    spinning)."""
-    request = comm.Ibarrier()
-    while not request.Test():
-        time.sleep(1e-3)
+    """Wait for every rank with the engine's sleeping waits, not in MPI's spinning collectives:
+    after work that rank 0 does alone (the references, one-process runs), so that the waiting
+    ranks leave the cores to it (4 ranks on 2 cores with another CPU-bound process beside spent
+    most of the matrix spinning)."""
+    comm.waiter.wait([comm.Ibarrier()], "settle")
 
 
 def matrix(comm, folder, devices):
