@@ -14,7 +14,9 @@ every rank generates (or reads, for a .tcsr file) its share and partitions it wi
 
 On a machine with G GPUs, `--device gpu --ranks 1,G` runs one GPU per rank (local rank k takes
 device k). Writes OUT.json (the rows, with the command, code version and hardware) and OUT.txt
-(the table, after the same three lines).
+(the table, after the same three lines) after every run; `--resume` keeps the runs already in
+OUT.json and runs only the missing ones, so a sweep longer than one sitting goes on where it
+stopped.
 """
 
 import argparse
@@ -56,7 +58,7 @@ def run(ranks, args, algorithm, json_path):
     return json.loads(Path(json_path).read_text()), wall
 
 
-def row(m, ranks, wall, one_peak):
+def row(m, ranks, wall):
     steps = max(m["supersteps"], 1)
     per_rank = m.get("per_rank") or [dict(peak_rss_bytes=m["peak_rss_bytes"],
                                           exchange_s=sum(s["exchange_s"]
@@ -68,15 +70,22 @@ def row(m, ranks, wall, one_peak):
                 exchange_ms_per_superstep=1e3 * max(r["exchange_s"] for r in per_rank) / steps,
                 mb_per_superstep=sent / steps / 1e6, load_s=m.get("load_s"),
                 partition_s=m.get("partition_s"), wall_s=wall,
-                peak_mb=[r["peak_rss_bytes"] / 1e6 for r in per_rank],
-                rank0_over_one=per_rank[0]["peak_rss_bytes"] / one_peak if one_peak else None)
+                peak_mb=[r["peak_rss_bytes"] / 1e6 for r in per_rank])
+
+
+def with_ratios(rows):
+    """Each row with rank 0's peak over the one-process peak of its algorithm (None without
+    a one-process row)."""
+    one = {r["algorithm"]: r["peak_mb"][0] for r in rows if r["ranks"] == 1}
+    return [dict(r, rank0_over_one=r["peak_mb"][0] / one[r["algorithm"]]
+                 if r["algorithm"] in one else None) for r in rows]
 
 
 def table(rows):
     lines = ["| algorithm | ranks | time s | supersteps | exchange ms/superstep | MB/superstep "
              "| load s | partition s | wall s | peak MB per rank | rank 0 / one process |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
-    for r in rows:
+    for r in with_ratios(rows):
         opt = (lambda x: "-" if x is None else f"{x:.1f}")
         lines.append(
             f"| {r['algorithm']} | {r['ranks']} | {r['time_s']:.3f} | {r['supersteps']} | "
@@ -103,34 +112,46 @@ def main(argv=None):
                          "the largest weak component, which R ranks find by running CC first)")
     ap.add_argument("--mpirun", default=None)
     ap.add_argument("--out", default=None, help="OUT.json and OUT.txt (default: no files)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in OUT.json and run only the missing ones")
     args = ap.parse_args(argv)
     if args.cpu_share is None and args.device == "cpu":
         args.cpu_share = "1"
     prov = provenance("experiments.mpi_memory", argv, gpu=args.device == "gpu")
     print(header(prov), flush=True)
     rows = []
+    if args.resume and args.out and Path(args.out + ".json").exists():
+        rows = json.loads(Path(args.out + ".json").read_text())["rows"]
+        print(f"{len(rows)} run(s) kept from {args.out}.json", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for alg in args.algorithms.split(","):
-            one_peak = None
             for ranks in map(int, args.ranks.split(",")):
+                if any(r["algorithm"] == alg and r["ranks"] == ranks for r in rows):
+                    continue
                 m, wall = run(ranks, args, alg, Path(tmp) / "m.json")
-                if ranks == 1:
-                    one_peak = m["peak_rss_bytes"]
-                rows.append(row(m, ranks, wall, one_peak))
+                rows.append(row(m, ranks, wall))
                 r = rows[-1]
                 print(f"{alg} on {ranks} rank(s): {r['time_s']:.3f} s, peak "
-                      f"{' / '.join(f'{p:.0f}' for p in r['peak_mb'])} MB", flush=True)
-    text = table(rows)
-    print(text)
+                      f"{' / '.join(f'{p:.0f}' for p in r['peak_mb'])} MB, "
+                      f"{wall:.0f} s wall", flush=True)
+                save(args.out, prov, rows)
+    print(table(rows))
     most = max(map(int, args.ranks.split(",")))
-    ratios = [r["rank0_over_one"] for r in rows if r["ranks"] == most and r["rank0_over_one"]]
+    ratios = [r["rank0_over_one"] for r in with_ratios(rows)
+              if r["ranks"] == most and r["rank0_over_one"]]
     if most > 1 and ratios:
         print(f"rank 0's peak over the one-process peak at {most} ranks: "
               f"{min(ratios):.3f} to {max(ratios):.3f}")
-    if args.out:
-        Path(args.out + ".json").write_text(json.dumps(dict(**prov, rows=rows), indent=1))
-        Path(args.out + ".txt").write_text(f"{header(prov)}\n\n{text}\n")
 
+
+def save(out, prov, rows):
+    """OUT.json and OUT.txt after every run, so that an interrupted sweep keeps what it
+    measured (and --resume goes on from it)."""
+    if out:
+        order = "bfs,pagerank,sssp,cc,bc,pagerank_delta".split(",")
+        rows = sorted(with_ratios(rows), key=lambda r: (order.index(r["algorithm"]), r["ranks"]))
+        Path(out + ".json").write_text(json.dumps(dict(**prov, rows=rows), indent=1))
+        Path(out + ".txt").write_text(f"{header(prov)}\n\n{table(rows)}\n")
 
 if __name__ == "__main__":
     main()
