@@ -214,13 +214,13 @@ def generate_share(comm, spec, seed=0, undirected=False, weighted=False, in_view
     indptr = np.zeros(hi - lo + 1, dtype=np.int64)
     for arrays, counts in chunks(False):        # first pass: row lengths
         (got,), _ = alltoallv(comm, arrays, counts)
-        indptr[1:] += np.bincount(got - lo, minlength=hi - lo)
+        _kr.count_entries(got, lo, indptr)
     np.cumsum(indptr, out=indptr)
     indices = np.empty(int(indptr[-1]), dtype=index_dtype(n))
     fill = indptr.copy()
     for arrays, counts in chunks(True):         # second pass: the rows
         (got_src, got_dst), _ = alltoallv(comm, arrays, counts)
-        _parse.scatter_rows(got_src - lo, got_dst, _NO_W, False, False, fill, indices, _NO_W)
+        _kr.scatter_entries(got_src, got_dst, lo, fill, indices)
     del fill
     kept = np.zeros(hi - lo + 1, dtype=np.int64)
     _gen.sort_dedup_rows(indptr, indices, kept, lo)

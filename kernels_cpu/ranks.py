@@ -8,6 +8,8 @@ buffers of a round hold only that round's items, never a second copy of a rank's
 import numpy as np
 from numba import njit, prange
 
+from .atomics import atomic_add
+
 STRIDE = 1024       # rows of a parallel loop go to STRIDE interleaved blocks (as in plan.py)
 
 
@@ -74,34 +76,62 @@ def count_in_ranges(ids, bounds, counts):
         counts[_block(ids[e], bounds)] += 1
 
 
-@njit(nogil=True, cache=True)
+GROUP_PIECES = 64    # group_edges counts and places the edges in this many pieces at once
+
+
+@njit(parallel=True, nogil=True, cache=True)
 def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
     """The entries (src, dst) of the edges, and with `mirror` also (dst, src) unless a loop,
     grouped by the block of their row (a counting sort; edge order kept within a block): rows
     into out_rows, targets into out_targets (unless it is empty: counting rows only), counts[k]
-    entries for block k."""
-    counts[:] = 0
-    for e in range(src.size):
-        counts[_block(src[e], bounds)] += 1
-        if mirror and src[e] != dst[e]:
-            counts[_block(dst[e], bounds)] += 1
-    at = np.zeros(counts.size, np.int64)
-    for k in range(1, counts.size):
-        at[k] = at[k - 1] + counts[k - 1]
+    entries for block k. GROUP_PIECES runs of edges are counted and placed in parallel, each
+    run's entries of a block after those of the runs before it."""
+    size = counts.size
+    step = -(-src.size // GROUP_PIECES)
+    at = np.zeros((GROUP_PIECES, size), np.int64)
+    for c in prange(GROUP_PIECES):
+        for e in range(c * step, min(src.size, (c + 1) * step)):
+            at[c, _block(src[e], bounds)] += 1
+            if mirror and src[e] != dst[e]:
+                at[c, _block(dst[e], bounds)] += 1
+    total = 0
+    for k in range(size):       # each run's first slot in each block
+        counts[k] = 0
+        for c in range(GROUP_PIECES):
+            n = at[c, k]
+            at[c, k] = total
+            total += n
+            counts[k] += n
     targets = out_targets.size > 0
-    for e in range(src.size):
-        u, v = src[e], dst[e]
-        k = _block(u, bounds)
-        out_rows[at[k]] = u
-        if targets:
-            out_targets[at[k]] = v
-        at[k] += 1
-        if mirror and u != v:
-            k = _block(v, bounds)
-            out_rows[at[k]] = v
+    for c in prange(GROUP_PIECES):
+        for e in range(c * step, min(src.size, (c + 1) * step)):
+            u, v = src[e], dst[e]
+            k = _block(u, bounds)
+            out_rows[at[c, k]] = u
             if targets:
-                out_targets[at[k]] = u
-            at[k] += 1
+                out_targets[at[c, k]] = v
+            at[c, k] += 1
+            if mirror and u != v:
+                k = _block(v, bounds)
+                out_rows[at[c, k]] = v
+                if targets:
+                    out_targets[at[c, k]] = u
+                at[c, k] += 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def count_entries(rows, first, counts):
+    """counts[u - first + 1] += 1 for every row u in `rows`."""
+    for e in prange(rows.size):
+        atomic_add(counts, rows[e] - first + 1, 1)
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def scatter_entries(rows, targets, first, fill, out):
+    """out[fill[u - first]] = v for every entry (u, v), fill advanced: the rows' entries in no
+    particular order (the caller sorts each row)."""
+    for e in prange(rows.size):
+        out[atomic_add(fill, rows[e] - first, 1)] = targets[e]
 
 
 @njit(nogil=True, cache=True)
