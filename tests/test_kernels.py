@@ -168,3 +168,27 @@ def test_progress_reports_compiling():
     assert "compiling fresh" in loud.getvalue()
     assert "compiled 1 kernel in" in loud.getvalue()
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("mirror", [False, True])
+def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
+    """The loader's grouping of generated edges by destination rank (parallel runs): the same
+    entries, in the same order, as a plain stable sort of the entries by block."""
+    from kernels_cpu.ranks import GROUP_PIECES, group_edges
+    rng = np.random.default_rng(3)
+    n, m = 1000, 10 * GROUP_PIECES + 7
+    src, dst = rng.integers(0, n, m).astype(np.int32), rng.integers(0, n, m).astype(np.int32)
+    dst[:20] = src[:20]                                         # loops are not mirrored
+    bounds = np.array([0, 10, 400, 401, 1000], dtype=np.int64)  # one block of a single vertex
+    rows, targets = src, dst
+    if mirror:
+        keep = src != dst
+        rows = np.stack([src, np.where(keep, dst, -1)], axis=1).ravel()
+        targets = np.stack([dst, src], axis=1).ravel()[rows >= 0]
+        rows = rows[rows >= 0]
+    order = np.argsort(np.searchsorted(bounds, rows, side="right"), kind="stable")
+    counts = np.zeros(bounds.size - 1, np.int64)
+    out_rows, out_targets = np.empty(rows.size, np.int32), np.empty(rows.size, np.int32)
+    group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets)
+    assert np.array_equal(out_rows, rows[order]) and np.array_equal(out_targets, targets[order])
+    assert np.array_equal(counts, np.diff(np.searchsorted(rows[order], bounds)))
