@@ -334,7 +334,9 @@ class ExchangePlan:
             packed.append((idx, vals))
             sent_boxes.append((p, outbox, n, dev_idx))
             messages += n
-        # touched slots per peer rank: (positions in that peer's dense chunk, values)
+        # touched slots per peer rank: (their positions in the piece, the piece's offset in
+        # that peer's dense chunk, their values), or (None, offset, None, the piece) for a
+        # piece of a whole box: its slots are found only if the peer gets them sparse
         size, peers = self.size, self.peers
         touched = {s: [] for s in peers}
         n_touched = np.zeros(size, np.int64)
@@ -342,16 +344,15 @@ class ExchangePlan:
             for i, a, b, off in self.push_send[s]:
                 idx, vals = packed[i]
                 if idx is None:
-                    t = _boxes.box_touched(vals[a:b], identity)
-                    v = np.empty(t.size, dtype=dtype)
-                    _boxes.box_gather(vals[a:b], t, v)
-                    t += off
-                else:           # (one copy of the slot numbers, at their place in the chunk)
+                    t, v, whole = None, None, vals[a:b]
+                    n = _boxes.box_count(whole, identity)
+                else:
                     lo, hi = np.searchsorted(idx, (a, b))
-                    t, v = idx[lo:hi] + (off - a), vals[lo:hi]
-                if t.size:
-                    touched[s].append((t, v))
-                    n_touched[s] += t.size
+                    t, v, whole = idx[lo:hi] - a, vals[lo:hi], None
+                    n = t.size
+                if n:
+                    touched[s].append((t, off, v, whole))
+                    n_touched[s] += n
         n_in = np.empty(size, np.int64)
         waiter.wait([self.comm.Ialltoall([n_touched, MPI.INT64_T], [n_in, MPI.INT64_T])],
                     "exchanging message counts")
@@ -375,16 +376,23 @@ class ExchangePlan:
         for s in peers:
             if send_sparse[s]:
                 ki, kv = s_idispl[s], s_vdispl[s]     # the two buffers' displacements differ
-                for t, v in touched[s]:
-                    sidx[ki:ki + t.size] = t
-                    sval[kv:kv + t.size] = v
+                for t, off, v, whole in touched[s]:
+                    if v is None:
+                        t = _boxes.box_touched(whole, identity)
+                        _boxes.box_gather(whole, t, sval[kv:kv + t.size])
+                    else:
+                        sval[kv:kv + t.size] = v
+                    np.add(t, off, out=sidx[ki:ki + t.size], casting="unsafe")
                     ki += t.size
                     kv += t.size
             elif s_vcount[s]:
                 chunk = sval[s_vdispl[s]:s_vdispl[s] + s_vcount[s]]
                 _boxes.box_fill(chunk, identity)
-                for t, v in touched[s]:
-                    chunk[t] = v
+                for t, off, v, whole in touched[s]:
+                    if v is None:       # untouched slots hold the identity: copy the piece
+                        chunk[off:off + whole.size] = whole
+                    else:
+                        chunk[t + off] = v
         ridx = self._buffer("push_ridx", r_icount.sum(), self.index_dtype)
         rval = self._buffer(("push_rval", dtype.str), r_vcount.sum(), dtype)
         itype, vtype = _mpi_type(self.index_dtype), _mpi_type(dtype)

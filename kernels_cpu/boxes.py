@@ -209,6 +209,15 @@ def _touched_serial(box, identity):
     return out
 
 
+@kernel("box")
+def box_count(box, identity):
+    """How many entries differ from the identity."""
+    n = 0
+    for i in prange(box.size):
+        n += box[i] != identity
+    return n
+
+
 def box_touched(box, identity):
     """Indices of the entries that differ from the identity (a message was written), in order."""
     return (_touched if box.size >= 4 * CHUNK else _touched_serial)(box, identity)
