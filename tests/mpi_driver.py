@@ -10,8 +10,8 @@ partitions per rank), and HIGH at two of those with each other local order (`hub
 and off): each rank checks that the plan it built with the others equals its part of the
 one-process `partition(graph, ..., ranks=R)`, array for array and view for view; then every
 algorithm runs and rank 0 compares the gathered result with the serial reference under
-tests/test_engine.py's tolerances: at one rank on device cpu and emulated; at two ranks on one of
-them per (graph, plan), taking turns; at four ranks on every other (graph, plan), taking turns
+tests/test_engine.py's tolerances: at one and two ranks on one of the devices (cpu, emulated) per
+(graph, plan), taking turns; at four ranks on every other (graph, plan), taking turns
 (the exchange between ranks is the same for both devices, and every plan is still compared;
 the 4-rank runs are the suite's slowest part on 2 cores with other work beside).
 
@@ -145,9 +145,7 @@ def matrix(comm, folder, devices):
             edges = sum(int(mine.out_degree(p).sum()) for p in mine.local_pids)
             no_edges += comm.allreduce(int(edges == 0))
             turn = g + k
-            if comm.size == 1:
-                run_on = devices
-            elif comm.size == 2:
+            if comm.size <= 2:
                 run_on = (devices[turn % len(devices)],)
             else:       # every other (graph, plan), the devices taking turns
                 run_on = () if turn % 2 else (devices[turn // 2 % len(devices)],)
