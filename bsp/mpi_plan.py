@@ -47,7 +47,6 @@ import numpy as np
 from mpi4py import MPI
 
 from kernels_cpu import generate as _gen
-from kernels_cpu import parse as _parse
 from kernels_cpu import ranks as _kr
 from partitioners.plan import _split, check_degrees, check_options, hub_product
 from partitioners.ranks import (ByGvid, GraphSummary, RankPlan, boundary_tables,
@@ -628,7 +627,6 @@ def plan_ranks(comm, share, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, hub_
                    cpu_share, gpus, seed, hub_sort, scores)
     del scores
     kinds = comm.allgather([kind for kind, _ in split])
-    first = sum(len(k) for k in kinds[:rank])
     plan = RankPlan(dict(graph=share.summary(comm), strategy=strategy, cpu_share=cpu_share,
                          gpus=gpus, seed=seed, hub_sort=hub_sort,
                          kinds=[k for ks in kinds for k in ks],

@@ -153,5 +153,6 @@ def save(out, prov, rows):
         Path(out + ".json").write_text(json.dumps(dict(**prov, rows=rows), indent=1))
         Path(out + ".txt").write_text(f"{header(prov)}\n\n{table(rows)}\n")
 
+
 if __name__ == "__main__":
     main()

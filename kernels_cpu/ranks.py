@@ -89,11 +89,13 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
     size = counts.size
     step = -(-src.size // GROUP_PIECES)
     at = np.zeros((GROUP_PIECES, size), np.int64)
-    for c in prange(GROUP_PIECES):
+    for c in prange(GROUP_PIECES):      # (counters local to the run: no false sharing)
+        mine = np.zeros(size, np.int64)
         for e in range(c * step, min(src.size, (c + 1) * step)):
-            at[c, _block(src[e], bounds)] += 1
+            mine[_block(src[e], bounds)] += 1
             if mirror and src[e] != dst[e]:
-                at[c, _block(dst[e], bounds)] += 1
+                mine[_block(dst[e], bounds)] += 1
+        at[c] = mine
     total = 0
     for k in range(size):       # each run's first slot in each block
         counts[k] = 0
@@ -104,19 +106,20 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
             counts[k] += n
     targets = out_targets.size > 0
     for c in prange(GROUP_PIECES):
+        mine = at[c].copy()
         for e in range(c * step, min(src.size, (c + 1) * step)):
             u, v = src[e], dst[e]
             k = _block(u, bounds)
-            out_rows[at[c, k]] = u
+            out_rows[mine[k]] = u
             if targets:
-                out_targets[at[c, k]] = v
-            at[c, k] += 1
+                out_targets[mine[k]] = v
+            mine[k] += 1
             if mirror and u != v:
                 k = _block(v, bounds)
-                out_rows[at[c, k]] = v
+                out_rows[mine[k]] = v
                 if targets:
-                    out_targets[at[c, k]] = u
-                at[c, k] += 1
+                    out_targets[mine[k]] = u
+                mine[k] += 1
 
 
 @njit(parallel=True, nogil=True, cache=True)
