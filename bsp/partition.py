@@ -231,6 +231,14 @@ class Partition:
         self.kernels("boxes").box_fill(arr, value)
         return arr
 
+    def flags(self, n, value=0):
+        """Per-vertex flags that functors test and set with atomics (bsp.intrinsics): a byte
+        each where the operators run on the CPU, a 32-bit word on a GPU (CUDA's atomics take
+        no smaller). As bytes, the split of 1.5M far-list entries of SSSP over 4M vertices took
+        10 ms instead of 18 (2 threads)."""
+        cpu = self.operator_package == "kernels_cpu"
+        return self.full(n, value, np.uint8 if cpu else np.int32)
+
     def arange(self, n):
         arr = self.empty(n, np.int64)
         self.kernels("boxes").box_iota(arr)

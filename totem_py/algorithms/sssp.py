@@ -133,7 +133,7 @@ class SSSP(Algorithm):
         self.bound = self.delta
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
-        s.pending = part.full(n, 0, np.int32)
+        s.pending = part.flags(n)
         s.queue = part.empty(n, np.int64)
         s.near = part.empty(n, np.int64)
         s.near_len = part.full(1, 0, np.int64)
