@@ -148,8 +148,10 @@ def save(out, prov, rows):
     """OUT.json and OUT.txt after every run, so that an interrupted sweep keeps what it
     measured (and --resume goes on from it)."""
     if out:
-        order = "bfs,pagerank,sssp,cc,bc,pagerank_delta".split(",")
-        rows = sorted(with_ratios(rows), key=lambda r: (order.index(r["algorithm"]), r["ranks"]))
+        order = {}          # algorithms in the order they first appear, any algorithm
+        for r in rows:
+            order.setdefault(r["algorithm"], len(order))
+        rows = with_ratios(sorted(rows, key=lambda r: (order[r["algorithm"]], r["ranks"])))
         Path(out + ".json").write_text(json.dumps(dict(**prov, rows=rows), indent=1))
         Path(out + ".txt").write_text(f"{header(prov)}\n\n{table(rows)}\n")
 
