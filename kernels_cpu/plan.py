@@ -88,7 +88,7 @@ def plan_fill(indptr, indices, weights, has_weights, gvids, code, n_local,
 SMALL = 15     # groups of at most this many entries sort by insertion
 
 
-@njit(inline="always")
+@njit(nogil=True, cache=True)
 def _sort_small(indices, weights, has_weights, key, lo, hi):
     """Stable insertion sort of indices[lo:hi] (and weights) by key[target], in place."""
     for i in range(lo + 1, hi):
@@ -106,7 +106,7 @@ def _sort_small(indices, weights, has_weights, key, lo, hi):
             weights[j] = w
 
 
-@njit(inline="always")
+@njit(nogil=True, cache=True)
 def _reverse(arr, lo, hi):
     hi -= 1
     while lo < hi:
@@ -115,7 +115,7 @@ def _reverse(arr, lo, hi):
         hi -= 1
 
 
-@njit(inline="always")
+@njit(nogil=True, cache=True)
 def _rotate(arr, a, m, b):
     """arr[a:b] = arr[m:b] + arr[a:m], in place."""
     _reverse(arr, a, m)
