@@ -246,6 +246,12 @@ class ExchangePlan:
             self.pull_send[s], pull_send_n[s] = segs, off
         # r -> [(local index, ghost slots a:b, offset)]
         self.pull_recv, pull_recv_n = self._ghost_runs(first, views, lambda n: n)
+        # one local partition whose ghost slots hold the peers' runs in rank order: a pull
+        # receives straight into its ghost values (no copy out of a receive buffer)
+        slots = [(a, b) for r in self.peers for _, a, b, _ in self.pull_recv[r]]
+        self.pull_direct = (len(local) == 1 and bool(slots)
+                            and [a for a, _ in slots] == [0] + [b for _, b in slots[:-1]]
+                            and slots[-1][1] == views[local[0]].n_ghosts)
         # pull of flags: the same pairs, each its own run of (slots + 7) // 8 bytes
         self.bits_send = {}            # s -> [(local index, reader pid, byte offset)]
         bits_send_n = np.zeros(size, np.int64)
@@ -464,7 +470,16 @@ class ExchangePlan:
         rcount = self.pull_recv_n.copy()
         sdispl, rdispl = self._displ(scount), self._displ(rcount)
         sbuf = self._buffer(("pull_s", dtype.str), scount.sum(), dtype)
-        rbuf = self._buffer(("pull_r", dtype.str), rcount.sum(), dtype)
+        direct = None
+        if self.pull_direct:
+            q = parts[0]
+            spec = ((host_views[q.pid].n_ghosts,), dtype)
+            direct = (q.boxes[mode.name] if q.device == "cpu" else
+                      q.pinned_all(spec, reuse="mpi_pull_ghosts")[0])
+            if direct.dtype != dtype:
+                direct = None
+        rbuf = (direct if direct is not None else
+                self._buffer(("pull_r", dtype.str), rcount.sum(), dtype))
         for s in self.peers:
             for i, pos, off in self.pull_send[s]:
                 k = sdispl[s] + off
@@ -479,7 +494,8 @@ class ExchangePlan:
                 ghosts.append(None)
                 continue
             box = q.boxes[mode.name]
-            g = box if q.device == "cpu" else np.empty(view.n_ghosts, dtype=box.dtype)
+            g = (direct if direct is not None else box if q.device == "cpu" else
+                 np.empty(view.n_ghosts, dtype=box.dtype))
             ghosts.append(g)
             for i, p in enumerate(self.local):
                 a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
@@ -487,7 +503,7 @@ class ExchangePlan:
                     _boxes.box_gather(host_vals[i], host_views[p].peer_pos[q.pid], g[a:b])
             messages += view.n_ghosts
         waiter.wait(requests, "exchanging boundary values")
-        for r in self.peers:
+        for r in self.peers if direct is None else ():
             for i, a, b, off in self.pull_recv[r]:
                 k = rdispl[r] + off
                 ghosts[i][a:b] = rbuf[k:k + b - a]
