@@ -247,7 +247,7 @@ class ExchangePlan:
         # r -> [(local index, ghost slots a:b, offset)]
         self.pull_recv, pull_recv_n = self._ghost_runs(first, views, lambda n: n)
         # one local partition whose ghost slots hold the peers' runs in rank order: a pull
-        # receives straight into its ghost values (no copy out of a receive buffer)
+        # can receive straight into its ghost values (no copy out of a receive buffer)
         slots = [(a, b) for r in self.peers for _, a, b, _ in self.pull_recv[r]]
         self.pull_direct = (len(local) == 1 and bool(slots)
                             and [a for a, _ in slots] == [0] + [b for _, b in slots[:-1]]
@@ -470,12 +470,9 @@ class ExchangePlan:
         rcount = self.pull_recv_n.copy()
         sdispl, rdispl = self._displ(scount), self._displ(rcount)
         sbuf = self._buffer(("pull_s", dtype.str), scount.sum(), dtype)
-        direct = None
-        if self.pull_direct:
-            q = parts[0]
-            spec = ((host_views[q.pid].n_ghosts,), dtype)
-            direct = (q.boxes[mode.name] if q.device == "cpu" else
-                      q.pinned_all(spec, reuse="mpi_pull_ghosts")[0])
+        direct = None       # a CPU box; a GPU partition's ghosts still go through rbuf
+        if self.pull_direct and parts[0].device == "cpu":
+            direct = parts[0].boxes[mode.name]
             if direct.dtype != dtype:
                 direct = None
         rbuf = (direct if direct is not None else
@@ -494,8 +491,7 @@ class ExchangePlan:
                 ghosts.append(None)
                 continue
             box = q.boxes[mode.name]
-            g = (direct if direct is not None else box if q.device == "cpu" else
-                 np.empty(view.n_ghosts, dtype=box.dtype))
+            g = box if q.device == "cpu" else np.empty(view.n_ghosts, dtype=box.dtype)
             ghosts.append(g)
             for i, p in enumerate(self.local):
                 a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
