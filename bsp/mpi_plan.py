@@ -495,7 +495,7 @@ class _Layout:
 
     def __init__(self, plan, members, length, dtype, weighted):
         self.length = length
-        pos = np.searchsorted(members, np.concatenate([plan.gvids[p] for p in plan.local_pids]))
+        pos = _kr.searchsorted(members, np.concatenate([plan.gvids[p] for p in plan.local_pids]))
         self.indptr = np.zeros(pos.size + 1, np.int64)
         np.cumsum(length[pos], out=self.indptr[1:])
         self.dest = np.empty(members.size, np.int64)
@@ -657,7 +657,7 @@ def plan_ranks(comm, share, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, hub_
     idx = index_dtype(n)
     pid, lvid = np.empty(members.size, np.int32), np.empty(members.size, idx)
     for p in plan.local_pids:
-        at = np.searchsorted(members, plan.gvids[p])
+        at = _kr.searchsorted(members, plan.gvids[p])
         pid[at], lvid[at] = p, np.arange(at.size)
     (g, p_home, l_home), _ = alltoallv(comm, [members, pid, lvid],
                                        np.diff(np.searchsorted(members, share.bounds)))

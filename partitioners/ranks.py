@@ -55,7 +55,7 @@ class ByGvid:
         self.gvids, self.values = gvids, values
 
     def __getitem__(self, gvid):
-        return self.values[np.searchsorted(self.gvids, gvid)]
+        return self.values[_kr.searchsorted(self.gvids, gvid)]
 
 
 class _LocalLookup:
@@ -163,7 +163,7 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         counts = np.bincount(pid_k[ghosts], minlength=n_partitions)
         ghost_ptr = np.concatenate([[0], np.cumsum(counts)])
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
-        kpos = np.searchsorted(gvid, gvids)
+        kpos = _kr.searchsorted(gvid, gvids)
         code = np.empty(gvid.size, dtype=local_dtype)
         code[kpos] = np.arange(n_local)
         code[ghosts] = np.arange(n_local, n_local + ghosts.size)

@@ -192,3 +192,20 @@ def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
     group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets)
     assert np.array_equal(out_rows, rows[order]) and np.array_equal(out_targets, targets[order])
     assert np.array_equal(counts, np.diff(np.searchsorted(rows[order], bounds)))
+
+
+def test_threaded_searchsorted_equals_numpy():
+    """The plans' lookups cut over threads: NumPy's answer for sorted and unsorted keys, present
+    or not, below the first and past the last entry, on one thread and on two."""
+    from kernels_cpu.ranks import THREADED_SEARCH, searchsorted
+    rng = np.random.default_rng(5)
+    a = np.unique(rng.integers(0, 1 << 30, THREADED_SEARCH))
+    keys = np.concatenate([rng.choice(a, THREADED_SEARCH), rng.integers(-5, (1 << 30) + 5, 999)])
+    before = numba.get_num_threads()
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            for v in (keys, np.sort(keys), keys[:100]):
+                assert np.array_equal(searchsorted(a, v), np.searchsorted(a, v))
+    finally:
+        numba.set_num_threads(before)
