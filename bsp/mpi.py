@@ -470,7 +470,7 @@ class ExchangePlan:
         rcount = self.pull_recv_n.copy()
         sdispl, rdispl = self._displ(scount), self._displ(rcount)
         sbuf = self._buffer(("pull_s", dtype.str), scount.sum(), dtype)
-        direct = None       # a CPU box; a GPU partition's ghosts still go through rbuf
+        direct = None       # a CPU partition's box (a GPU partition's ghosts go through rbuf)
         if self.pull_direct and parts[0].device == "cpu":
             direct = parts[0].boxes[mode.name]
             if direct.dtype != dtype:
