@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from .atomics import PREFETCH, prefetch
 from .jit import prefetch_rows_every
-from .sorting import sort_range
+from .sorting import sort_by_high_word
 
 
 STRIDE = 1024   # row i goes to block i % STRIDE; prange hands each thread a run of blocks
@@ -159,8 +159,8 @@ def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
             packed = np.empty(b - a, dtype=np.int64)
             for p in range(b - a):
                 packed[p] = (np.int64(key[indices[a + p]]) << 32) | p
-            sort_range(packed, 0, m)
-            sort_range(packed, m, b - a)
+            for lo, hi in ((0, m), (m, b - a)):     # one call site: one inlined copy
+                sort_by_high_word(packed, lo, hi)
             if a + m < b and (m == 0 or packed[m] >> 32 < packed[0] >> 32):
                 _rotate(packed, 0, m, b - a)
             row = indices[a:b].copy()

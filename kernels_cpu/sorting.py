@@ -62,3 +62,57 @@ def sort_range(a, lo, hi):
             return
         top -= 2
         lo, hi = stack[top], stack[top + 1]
+
+
+
+RADIX = 64      # ranges this long sort by radix in sort_by_high_word
+
+
+@njit(nogil=True, cache=True)
+def _radix_pass(src, s0, dst, d0, n, shift, count):
+    """src[s0:s0 + n] into dst[d0:d0 + n] stably ordered by their byte at `shift` (the top byte's
+    sign bit flipped: negative keys first); False, moving nothing, when every item has the same
+    byte there."""
+    flip = 0x80 if shift == 56 else 0
+    for d in range(256):
+        count[d] = 0
+    for i in range(s0, s0 + n):
+        count[((src[i] >> shift) & 0xFF) ^ flip] += 1
+    if count[((src[s0] >> shift) & 0xFF) ^ flip] == n:
+        return False
+    total = d0
+    for d in range(256):
+        c = count[d]
+        count[d] = total
+        total += c
+    for i in range(s0, s0 + n):
+        d = ((src[i] >> shift) & 0xFF) ^ flip
+        dst[count[d]] = src[i]
+        count[d] += 1
+    return True
+
+
+@njit(nogil=True, cache=True)
+def sort_by_high_word(a, lo, hi):
+    """Order a[lo:hi] by the signed 32-bit key in each item's high word, ties keeping their order:
+    where the low words ascend with the position (plan_sort_rows packs (key, position)), the
+    same order as sort_range. Ranges of RADIX items or more sort in passes of 8 bits of the key
+    (a pass whose byte every item shares is skipped) instead of by quicksort: the hubs' rows of
+    rmat:21 spent 2.0 of their 2.65 s in quicksort."""
+    n = hi - lo
+    if n < RADIX:
+        sort_range(a, lo, hi)
+        return
+    tmp = np.empty(n, dtype=a.dtype)
+    count = np.empty(256, dtype=np.int64)
+    in_tmp = False
+    for shift in range(32, 64, 8):
+        if in_tmp:
+            moved = _radix_pass(tmp, 0, a, lo, n, shift, count)
+        else:
+            moved = _radix_pass(a, lo, tmp, 0, n, shift, count)
+        if moved:
+            in_tmp = not in_tmp
+    if in_tmp:
+        for i in range(n):
+            a[lo + i] = tmp[i]

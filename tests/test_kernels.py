@@ -194,6 +194,23 @@ def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
     assert np.array_equal(counts, np.diff(np.searchsorted(rows[order], bounds)))
 
 
+def test_sort_by_high_word_equals_a_sort_of_key_and_position():
+    """plan_sort_rows's sort of (key, position) pairs: NumPy's order of the packed values, for
+    ranges below and above RADIX, negative and positive keys, many ties or none, in place
+    between untouched neighbours."""
+    from kernels_cpu.sorting import RADIX, sort_by_high_word
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 17, RADIX - 1, RADIX, 100, 1000, 50000):
+        for spread in (3, 1000, 1 << 31):
+            key = rng.integers(-spread, spread, n).astype(np.int64)
+            a = np.full(n + 5, -7, dtype=np.int64)
+            a[2:2 + n] = (key << 32) | np.arange(n)
+            want = a.copy()
+            want[2:2 + n].sort()
+            sort_by_high_word(a, 2, 2 + n)
+            assert np.array_equal(a, want), (n, spread)
+
+
 def test_threaded_searchsorted_equals_numpy():
     """The plans' lookups cut over threads: NumPy's answer for sorted and unsorted keys, present
     or not, below the first and past the last entry, on one thread and on two."""
