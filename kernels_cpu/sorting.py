@@ -1,7 +1,8 @@
 """sort_range: an in-place sort of a range of an integer array, for the kernels that sort rows
-(generate.py's sort_dedup_rows, plan.py's plan_sort_rows). One function compiled once for each
-array type and shared by its callers: Numba's `ndarray.sort` compiles its generic quicksort into
-every kernel that calls it, seconds of a cold start each."""
+(generate.py's sort_dedup_rows, plan.py's plan_sort_rows through sort_by_high_word, which sorts
+long ranges by radix on a key). One function compiled once for each array type and shared by its
+callers: Numba's `ndarray.sort` compiles its generic quicksort into every kernel that calls it,
+seconds of a cold start each."""
 
 import numpy as np
 from numba import njit
