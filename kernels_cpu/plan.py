@@ -130,8 +130,9 @@ def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
     boundary edges stay a prefix or a suffix of the row (what cc_link_rest reads of a row).
     Groups of at most SMALL entries (most rows of a power-law graph) sort in place, longer ones
     as int64s packing (key, position in the row), by sort_by_high_word (radix from RADIX
-    entries): key is int32. Both sorts are stable: ties keep plan_fill's order. Rows a few ahead have their first keys prefetched (rmat:21 on this 2-core
-    machine, 64M edges: 2.3-2.8 s -> 1.8-2.4 s with both changes)."""
+    entries): key is int32. Both sorts are stable: ties keep plan_fill's order. Rows a few ahead
+    have their first keys prefetched (rmat:21 on this 2-core machine, 64M edges: 2.3-2.8 s ->
+    1.8-2.4 s with both changes)."""
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, indptr.size - 1, STRIDE):
             ahead = i + 4 * STRIDE          # start the key reads of a row a few rows ahead

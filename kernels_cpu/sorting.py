@@ -65,7 +65,6 @@ def sort_range(a, lo, hi):
         lo, hi = stack[top], stack[top + 1]
 
 
-
 RADIX = 64      # ranges this long sort by radix in sort_by_high_word
 
 
