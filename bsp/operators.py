@@ -56,12 +56,14 @@ def device_function(fn):
 # -- lists and frontiers ------------------------------------------------------------------------
 
 def put(part, arr, i, value):
-    """arr[i] = value (i an index or a slice); on a device one fill launch, no copy from the
-    host."""
+    """arr[i] = value (i an index or a slice); on a device one launch (or memset), no copy
+    from the host."""
     if part.xp is np:
         arr[i] = value
+    elif not isinstance(i, slice):
+        part.kernels("boxes").box_put(arr, i, value)
     else:
-        part.kernels("boxes").box_fill(arr[i] if isinstance(i, slice) else arr[i:i + 1], value)
+        part.kernels("boxes").box_fill(arr if i == slice(None) else arr[i], value)
 
 
 class Frontier:

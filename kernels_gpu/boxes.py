@@ -65,6 +65,11 @@ __global__ void totem_box_set(T* arr, const i64* idx, i64 n, T value) {
 }
 
 template <typename T>
+__global__ void totem_box_put(T* arr, i64 i, T value) {
+    arr[i] = value;
+}
+
+template <typename T>
 __global__ void totem_box_fill(T* arr, i64 n, T value) {
     i64 i = global_thread();
     if (i < n) arr[i] = value;
@@ -162,6 +167,21 @@ def box_fill(arr, value):
         zero(arr)
     else:
         launch(k, arr.size, (arr, i64(arr.size), value))
+
+
+def box_put(arr, i, value):
+    """arr[i] = value (`i` an index): a memset of one entry for a zero bit pattern, else one
+    thread; no view of `arr` is made (CuPy takes microseconds for one)."""
+    value = arr.dtype.type(value)
+    i = int(i) % arr.size
+    k = _typed("totem_box_put", arr)
+    if k is None:
+        arr[i] = value
+    elif not any(value.tobytes()):
+        cupy.cuda.runtime.memsetAsync(arr.data.ptr + i * arr.itemsize, 0, arr.itemsize,
+                                      cupy.cuda.get_current_stream().ptr)
+    else:
+        k((1,), (1,), (arr, i64(i), value))
 
 
 def box_iota(arr):

@@ -70,17 +70,32 @@ __global__ void totem_frontier_count(const i64* degree, const i64* queue, i64* l
 
 def frontier_offsets(indptr, queue, qlen):
     """offs[i] = edges of queue[:i], for i in 0..qlen, left on the device (the lb_edges kernels
-    read the total there). An empty queue launches nothing (None: nothing is launched for it); a
-    short one is scanned in one launch, a long one by CuPy's cumsum."""
+    read the total there); `offs` may be longer. An empty queue launches nothing (None: nothing
+    is launched for it); a short one is scanned in one launch into a kept buffer, a long one by
+    CuPy's cumsum."""
     if qlen == 0:
         return None
-    offs = cupy.empty(qlen + 1, dtype=cupy.int64)
     if qlen <= ONE_BLOCK:
+        offs = _short_offsets()
         function(SOURCE, "totem_frontier_scan")((1,), (SCAN_THREADS,),
                                                 (indptr, queue, i64(qlen), offs))
-    else:
-        launch(function(SOURCE, "totem_frontier_degrees"), qlen, (indptr, queue, i64(qlen), offs))
-        offs = cupy.cumsum(offs)
+        return offs
+    offs = cupy.empty(qlen + 1, dtype=cupy.int64)
+    launch(function(SOURCE, "totem_frontier_degrees"), qlen, (indptr, queue, i64(qlen), offs))
+    return cupy.cumsum(offs)
+
+
+_SHORT = {}     # stream pointer -> the short queues' offsets
+
+
+def _short_offsets():
+    """The offsets buffer of short queues on the current stream, allocated once (an allocation
+    from CuPy's pool costs microseconds, a near-empty superstep's tens): the kernels that read
+    it run before the next scan on the same stream overwrites it."""
+    stream = cupy.cuda.get_current_stream().ptr
+    offs = _SHORT.get(stream)
+    if offs is None or offs.device.id != cupy.cuda.runtime.getDevice():
+        offs = _SHORT[stream] = cupy.empty(ONE_BLOCK + 1, dtype=cupy.int64)
     return offs
 
 

@@ -24,6 +24,8 @@ kernels as Python on NumPy arrays.
 """
 
 import struct
+from itertools import compress
+from operator import is_not
 
 import numpy as np
 
@@ -285,17 +287,18 @@ def _key(args):
     return tuple(_key(a) if type(a) is tuple else _kind(a) for a in args)
 
 
-_DRIVER = None
+_CURRENT_STREAM = _LAUNCH_KERNEL = _GET_DEVICE = None
 
 
 def _driver():
-    """(cupy.cuda.get_current_stream, cupy's cuLaunchKernel, cupy.cuda.runtime.getDevice)."""
-    global _DRIVER
-    if _DRIVER is None:
+    """cupy.cuda.get_current_stream, cupy's cuLaunchKernel and cupy.cuda.runtime.getDevice, as
+    module globals (a launch is tens of Python operations: each one counts)."""
+    global _CURRENT_STREAM, _LAUNCH_KERNEL, _GET_DEVICE
+    if _GET_DEVICE is None:
         from cupy.cuda import get_current_stream, runtime
         from cupy_backends.cuda.api.driver import launchKernel
-        _DRIVER = get_current_stream, launchKernel, runtime.getDevice
-    return _DRIVER
+        _CURRENT_STREAM, _LAUNCH_KERNEL, _GET_DEVICE = (get_current_stream, launchKernel,
+                                                         runtime.getDevice)
 
 
 _ARRAY_WORDS = struct.Struct("<5q").pack_into     # size, itemsize, data, shape, stride
@@ -330,6 +333,7 @@ class _Launch:
                 offset += 8
         self.kinds = [_kind(a) for a in _leaves(args, [])]
         self.last = [None] * len(self.slots)
+        self.positions = range(len(self.slots))
         self.buffer = np.zeros(offset // 8, dtype=np.int64)
         base = self.buffer.ctypes.data
         self.words = np.arange(base, base + offset, 8, dtype=np.uint64)   # kernelParams
@@ -342,22 +346,22 @@ class _Launch:
         if len(leaves) != len(last):
             return False
         buf, kinds, slots = self.buffer, self.kinds, self.slots
-        for i, a in enumerate(leaves):
-            if a is not last[i]:
-                if _kind(a) != kinds[i]:
-                    return False
-                offset, pack = slots[i]
-                if pack is None:
-                    size, item = a.size, a.itemsize
-                    _ARRAY_WORDS(buf, offset, size, item, a.data.ptr, size, item)
-                else:
-                    pack(buf, offset, a)
-                last[i] = a
+        for i in compress(self.positions, map(is_not, leaves, last)):     # the changed ones
+            a = leaves[i]
+            if _kind(a) != kinds[i]:
+                return False
+            offset, pack = slots[i]
+            if pack is None:
+                size, item = a.size, a.itemsize
+                _ARRAY_WORDS(buf, offset, size, item, a.data.ptr, size, item)
+            else:
+                pack(buf, offset, a)
+            last[i] = a
         return True
 
     def __call__(self, grid, block):
-        stream, launch_kernel, _ = _driver()
-        launch_kernel(self.function, grid, 1, 1, block, 1, 1, 0, stream().ptr, self.pointers, 0)
+        _LAUNCH_KERNEL(self.function, grid, 1, 1, block, 1, 1, 0, _CURRENT_STREAM().ptr,
+                       self.pointers, 0)
 
 
 class Kernel:
@@ -384,8 +388,8 @@ class Kernel:
                 self.launches[key] = cuda.compile_ptx(
                     self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
             return
-        leaves = _leaves(args, [])
-        device = _driver()[2]()
+        leaves = [*args[:-1], *args[-1]]    # the functor's arguments come last, as a tuple
+        device = _GET_DEVICE()
         launch = self.current.get(device)
         if launch is None or not launch.pack(leaves):
             key = (_key(args), device)
@@ -393,6 +397,7 @@ class Kernel:
             if launch is None:
                 launch = self.launches[key] = _Launch(self, args)
             self.current[device] = launch
+            leaves = _leaves(args, [])      # tuples among the functor's arguments spelled out
             launch.pack(leaves)
         launch(grid, block)
 
@@ -445,7 +450,9 @@ def _place():
         if place is None:
             place = _PLACES[None] = _Place(np, 2, SIMULATED_BLOCK)
         return place
-    device = _driver()[2]()
+    if _GET_DEVICE is None:
+        _driver()
+    device = _GET_DEVICE()
     place = _PLACES.get(device)
     if place is None:
         import cupy
@@ -458,8 +465,18 @@ def _offsets(indptr, queue, qlen):
     if SIMULATED or COMPILE_ONLY:
         deg = indptr[queue[:qlen] + 1] - indptr[queue[:qlen]]
         return np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
-    from .frontier import frontier_offsets
-    return frontier_offsets(indptr, queue, qlen)
+    return _frontier().frontier_offsets(indptr, queue, qlen)
+
+
+_FRONTIER = None
+
+
+def _frontier():
+    global _FRONTIER
+    if _FRONTIER is None:
+        from . import frontier
+        _FRONTIER = frontier
+    return _FRONTIER
 
 
 # -- what bsp/operators.py calls ----------------------------------------------------------------

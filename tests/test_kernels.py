@@ -76,7 +76,7 @@ def test_frontier_offsets_on_gpu(qlen):
     offs = frontier_offsets(cupy.asarray(indptr), cupy.asarray(queue), qlen)
     want = np.concatenate([[0], np.cumsum(degree[queue[:qlen]])])
     if qlen:
-        assert np.array_equal(offs.get(), want)
+        assert np.array_equal(offs.get()[:qlen + 1], want)
     else:
         assert offs is None
 
