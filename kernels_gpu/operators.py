@@ -437,8 +437,9 @@ class _Place:
         """(out0, len0, out1, len1) from up to two (items, counter) lists."""
         if not outs:
             return self.lists
-        flat = [a for pair in outs for a in pair]
-        return flat + [self.ints] * (4 - len(flat))
+        if len(outs) == 1:
+            return (*outs[0], self.ints, self.ints)
+        return (*outs[0], *outs[1])
 
 
 _PLACES = {}
