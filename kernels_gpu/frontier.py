@@ -85,7 +85,8 @@ def frontier_offsets(indptr, queue, qlen):
     return cupy.cumsum(offs)
 
 
-_SHORT = {}     # stream pointer -> the short queues' offsets
+_SHORT = {}         # stream pointer -> the short queues' offsets
+_SHORT_STREAMS = 64     # at most this many kept (256 KB each); then they are all let go
 
 
 def _short_offsets():
@@ -95,6 +96,8 @@ def _short_offsets():
     stream = cupy.cuda.get_current_stream().ptr
     offs = _SHORT.get(stream)
     if offs is None or offs.device.id != cupy.cuda.runtime.getDevice():
+        if len(_SHORT) >= _SHORT_STREAMS:
+            _SHORT.clear()
         offs = _SHORT[stream] = cupy.empty(ONE_BLOCK + 1, dtype=cupy.int64)
     return offs
 
