@@ -6,8 +6,9 @@ Each tree runs in its own process (its packages first on sys.path) through its p
 `totem_py.run`, one after the other on the same host: BFS, PageRank, SSSP and CC on rmat:SCALE
 undirected, CPU only, GPU only, HIGH 0.5, HIGH 0.25 and GPU only with a quarter of the edge bytes
 as --gpu-memory (streamed), with one fixed source for BFS and SSSP (a tree's default source may
-differ, and SSSP's work depends on it). Prints one row per cell, both times, their ratio and
-whether the results agree.
+differ, and SSSP's work depends on it). Prints each cell of the old tree as it finishes, then
+each of the new tree beside it (both times, their ratio, whether the results agree), rewriting
+the JSON after each, so a run cut short keeps what it finished.
 """
 
 import argparse
@@ -56,13 +57,17 @@ for alg in algorithms.split(","):
 
 
 def run_tree(tree, args):
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
-                           str(args.scale), str(args.source), args.device, args.algorithms,
-                           str(args.threads), json.dumps(CONFIGS)], capture_output=True, text=True)
-    if proc.returncode:
-        sys.exit(f"{tree}: {proc.stderr.strip().splitlines()[-1]}")
-    cells = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {(r["algorithm"], r["config"]): r for r in cells}
+    """Yield the tree's cells as its child process finishes them."""
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
+                             str(args.scale), str(args.source), args.device, args.algorithms,
+                             str(args.threads), json.dumps(CONFIGS)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("{"):
+            yield json.loads(line)
+    err = proc.stderr.read()
+    if proc.wait():
+        sys.exit(f"{tree}: {err.strip().splitlines()[-1]}")
 
 
 def main(argv=None):
@@ -78,20 +83,33 @@ def main(argv=None):
     args = ap.parse_args(argv)
     prov = provenance("experiments.tree_ab", argv, gpu=args.device == "gpu")
     print(header(prov), flush=True)
-    old, new = run_tree(args.old, args), run_tree(args.new, args)
-    print(f"{'algorithm':9s} {'config':13s} {'old ms':>9s} {'new ms':>9s} {'new/old':>8s}  results")
-    rows = []
-    for key, a in old.items():
-        b = new[key]
+    old, rows = {}, []
+
+    def save():
+        if args.json:
+            Path(args.json).write_text(json.dumps(dict(
+                prov, scale=args.scale, source=args.source, rows=rows,
+                old_only=[dict(algorithm=k[0], config=k[1], old_ms=a["time_s"] * 1e3)
+                          for k, a in old.items() if not any(
+                              (r["algorithm"], r["config"]) == k for r in rows)]), indent=1))
+
+    for a in run_tree(args.old, args):
+        old[a["algorithm"], a["config"]] = a
+        print(f"old {a['algorithm']:9s} {a['config']:13s} {a['time_s'] * 1e3:9.2f} ms",
+              flush=True)
+        save()
+    print(f"{'algorithm':9s} {'config':13s} {'old ms':>9s} {'new ms':>9s} {'new/old':>8s}  results",
+          flush=True)
+    for b in run_tree(args.new, args):
+        key = b["algorithm"], b["config"]
+        a = old[key]
         same = abs(a["check"] - b["check"]) <= 1e-9 * max(1.0, abs(a["check"]))
         rows.append(dict(algorithm=key[0], config=key[1], old_ms=a["time_s"] * 1e3,
                          new_ms=b["time_s"] * 1e3, ratio=b["time_s"] / a["time_s"], same=same))
         r = rows[-1]
         print(f"{key[0]:9s} {key[1]:13s} {r['old_ms']:9.2f} {r['new_ms']:9.2f} "
               f"{r['ratio']:8.2f}  {'same' if same else 'DIFFER'}", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps(dict(prov, scale=args.scale, source=args.source,
-                                                   rows=rows), indent=1))
+        save()
     return 0 if all(r["same"] for r in rows) else 1
 
 
