@@ -10,9 +10,11 @@ Times are medians over `--trials` timed runs, or more for short runs: a run whos
 to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
 MAX_TRIALS). A hybrid BFS takes a few ms, and its trials spread by up to 1.6x (4.4-7.2 ms on
 an H100 host): the median of 3 says little.
-The TOTEM column holds the original TOTEM's times on rmat:24 undirected, measured on an H100 host
-of the same type (shown at --scale 24 only), and the ratio column ours / TOTEM where the
-configuration matches. docs/results/bench_gpu_rmat24_h100.txt is this benchmark's latest run.
+The TOTEM column holds the original TOTEM's times, and the ratio column ours / TOTEM where the
+configuration matches: with --totem, those experiments.totem_baseline measured (best on the same
+host, just before); without, TOTEM_MS, rmat:24 undirected on an H100 host (shown at --scale 24
+only). The output's header says which. docs/results/bench_gpu_rmat24_h100.txt is this
+benchmark's latest run.
 """
 
 import argparse
@@ -27,7 +29,8 @@ import numpy as np
 import totem_py
 from experiments.provenance import header, provenance
 
-TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:24 undirected, H100}
+TOTEM_MS = {  # algorithm -> {configuration: TOTEM's median time in ms on rmat:24 undirected}
+    # measured on an H100 host (16 cores) other than the one of a new run
     "bfs": {"cpu": 83, "gpu": 27, "HIGH 0.5": 4.8, "HIGH 0.25": 4.8, "mapped": 406},
     "pagerank": {"cpu": 1272, "gpu": 53, "HIGH 0.5": 418, "HIGH 0.25": 219, "mapped": 498},
     "sssp": {"cpu": 642, "gpu": 53, "HIGH 0.5": 352, "HIGH 0.25": 243, "mapped": 250},
@@ -103,6 +106,25 @@ def same(alg, values, ref):
     return bool(np.allclose(values, ref, rtol=1e-5, atol=1e-9))
 
 
+def totem_column(path, scale):
+    """(algorithm -> {configuration: TOTEM's ms}, where they come from) for a run at `scale`."""
+    if path is None:
+        if scale != 24:
+            return {}, "none (TOTEM_MS holds rmat:24 only)"
+        return TOTEM_MS, "TOTEM_MS, rmat:24 undirected measured on another H100 host"
+    try:
+        with open(path) as f:
+            report = json.load(f)
+        times, measured = report["times_ms"], report["scale"]
+        if measured != scale:
+            raise ValueError(f"rmat:{measured}, not rmat:{scale}")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"bench_gpu: --totem {path}: not a totem_baseline run of this graph ({exc})",
+              file=sys.stderr)
+        sys.exit(2)
+    return times, f"{path}: TOTEM on {report.get('hardware', 'an unnamed host')}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=int, default=24)
@@ -119,9 +141,13 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=5)
     ap.add_argument("--json", default=None)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
+    ap.add_argument("--totem", default=None,
+                    help="the JSON of experiments.totem_baseline: its times as the TOTEM column")
     args = ap.parse_args(argv)
     prov = provenance("experiments.bench_gpu", argv, gpu=args.device == "gpu")
     print(header(prov), flush=True)
+    totem_ms, totem_from = totem_column(args.totem, args.scale)
+    print(f"# TOTEM column: {totem_from}", flush=True)
     algorithms = args.algorithms.split(",")
     shares = [float(s) for s in args.shares.split(",")]
     t0 = time.perf_counter()
@@ -169,7 +195,7 @@ def main(argv=None):
                 check = "same" if same(alg, r.values, reference.get(alg)) else "DIFFERS"
             records.append(dict(config=label, wall_s=time.perf_counter() - t1,
                                 steal_percent=steal_percent(jiffies, cpu_jiffies()), **m))
-            totem = TOTEM_MS.get(alg, {}).get(label) if args.scale == 24 else None
+            totem = totem_ms.get(alg, {}).get(label)
             ms = m["time_s"] * 1e3
             ratio = f"{ms / totem:6.2f}" if totem else "     -"
             ovh = overhead_ms(m)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import totem_py
@@ -201,6 +202,22 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
         assert "host CPU steal" in proc.stdout
 
 
+def test_bench_gpu_takes_totem_s_column_from_totem_baseline(tmp_path):
+    totem = tmp_path / "totem.json"
+    totem.write_text(json.dumps(dict(scale=8, hardware="16 cores (X)", times_ms={
+        "bfs": {"cpu": 4000.0}})))
+    proc = _run("experiments.bench_gpu", "--scale", "8", "--device", "emulated", "--configs",
+                "cpu", "--algorithms", "bfs", "--trials", "1", "--threads", "1", "--totem",
+                str(totem))
+    assert f"# TOTEM column: {totem}: TOTEM on 16 cores (X)" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("bfs "))
+    assert row.split()[6] == "4000.0" and float(row.split()[7]) < 0.01    # TOTEM ms, ratio
+    bad = subprocess.run([sys.executable, "-m", "experiments.bench_gpu", "--scale", "9",
+                          "--device", "emulated", "--totem", str(totem)], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "rmat:8, not rmat:9" in bad.stderr
+
+
 def test_bench_transfer_measures_each_hub_sort(tmp_path):
     """The transfer benchmark on the emulated device with hub sorting on and off: every engine
     runs once per local order, the rows carry the order, and every result agrees."""
@@ -284,3 +301,69 @@ def test_tree_ab_smoke(tmp_path):
     assert [r["config"] for r in report["rows"]] == ["cpu", "gpu", "HIGH 0.5", "HIGH 0.25",
                                                      "streamed 1/4"]
     assert all(r["same"] and r["old_ms"] > 0 and r["new_ms"] > 0 for r in report["rows"])
+
+
+def _read_totem_binary(path):
+    """TOTEM's loader (graph_initialize_binary, 64-bit edge ids) restated in NumPy."""
+    raw = Path(path).read_bytes()
+    magic, vid, eid, n = np.frombuffer(raw, np.uint32, 4)
+    m = int(np.frombuffer(raw, np.uint64, 1, 16)[0])
+    valued, weighted, directed = raw[24:27]
+    pos = 27
+    indptr = np.frombuffer(raw, np.uint64, int(n) + 1, pos)
+    pos += 8 * (int(n) + 1)
+    indices = np.frombuffer(raw, np.uint32, m, pos)
+    pos += 4 * m
+    weights = np.frombuffer(raw, np.uint32, m, pos) if weighted else None
+    assert pos + (4 * m if weighted else 0) == len(raw)
+    return (magic, vid, eid, valued, directed), indptr, indices, weights
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_totem_baseline_writes_totem_s_binary_format(tmp_path, weighted):
+    from experiments.totem_baseline import MAGIC, write_graph
+    g = totem_py.generate("rmat:9", undirected=True, weighted=weighted)
+    write_graph(g, tmp_path / "g.tbin")
+    head, indptr, indices, weights = _read_totem_binary(tmp_path / "g.tbin")
+    assert head == (MAGIC, 4, 8, 0, 0)
+    assert np.array_equal(indptr, g.indptr) and np.array_equal(indices, g.indices)
+    assert weights is None if not weighted else np.array_equal(weights, g.weights)
+    g.weights = np.full(g.n_edges, 0.5) if weighted else None
+    if weighted:
+        with pytest.raises(ValueError, match="integers"):
+            write_graph(g, tmp_path / "h.tbin")
+
+
+def test_totem_baseline_flags_and_output():
+    from experiments.totem_baseline import COLUMNS, flags, parse
+    assert flags("cpu") == ["-p0"] and flags("gpu") == ["-p1"] and flags("mapped") == ["-p1", "-m1"]
+    assert flags("HIGH 0.25") == ["-p2", "-i1", "-a25"] and flags("LOW 0.9") == ["-p2", "-i2", "-a90"]
+    row = "\t".join(["12.50", "12.00", "0.10", "11.00", "0.90"] + ["0.00"] * 7 + ["1000", "0.5"])
+    out = ("file:g\tbenchmark:BFS\tvertices:8\n\ttime_init:1.00\ttime_par:2.00\t\n"
+           + "\t".join(COLUMNS) + "\n" + row + "\n" + row.replace("12.50", "14.50") + "\n")
+    rows = parse(out)
+    assert [r["total"] for r in rows] == [12.5, 14.5] and rows[0]["comm"] == 0.9
+
+
+def test_totem_baseline_runs_a_totem_binary(tmp_path):
+    """Against a stand-in for TOTEM's benchmark that prints its output format: the cells' medians,
+    a failing cell reported and skipped, the JSON; a missing binary exits 2."""
+    fake = tmp_path / "benchmark"
+    fake.write_text("#!/bin/sh\ncase \"$*\" in *-p1*) echo 'no GPU' >&2; exit 3;; esac\n"
+                    "printf 'file:x\\n\\ttime_init:1\\n'\n"
+                    "printf 'total\\texec\\tinit\\tcomp\\tcomm\\tfinalize\\tcpu_comp\\tgpu_comp\\t"
+                    "gpu_total_comp\\tscatter\\tgather\\taggr\\ttrv_edges\\texec_rate\\n'\n"
+                    "for t in 3 1 2; do printf \"$t.00\\t1\\t0\\t1\\t0.5\\t0\\t1\\t0\\t0\\t0\\t0\\t0"
+                    "\\t100\\t0.1\\n\"; done\n")
+    fake.chmod(0o755)
+    out = tmp_path / "totem.json"
+    proc = _run("experiments.totem_baseline", "--totem", str(fake), "--scale", "8",
+                "--algorithms", "bfs,sssp", "--configs", "cpu,gpu,HIGH 0.5", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["times_ms"] == {"bfs": {"cpu": 2.0, "HIGH 0.5": 2.0},
+                                  "sssp": {"cpu": 2.0, "HIGH 0.5": 2.0}}
+    assert "gpu        failed" in proc.stdout and "no GPU" in proc.stdout
+    assert_provenance(report, proc, "experiments.totem_baseline --totem")
+    missing = subprocess.run([sys.executable, "-m", "experiments.totem_baseline", "--totem",
+                              str(tmp_path / "none")], cwd=REPO, capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
