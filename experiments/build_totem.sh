@@ -11,7 +11,7 @@
 # atomicAdd(double *) compiled only below sm_60 (CUDA has had it since), and
 # cudaThreadSynchronize (removed) replaced by cudaDeviceSynchronize.
 set -euo pipefail
-src=$1 build=$2 tbb=${3:-}
+src=$1 build=$2 tbb=${3:+$(cd "$3" && pwd)}
 mkdir -p "$build"
 cp -r "$src/src" "$build/"
 cd "$build/src"
@@ -46,7 +46,6 @@ for path in Path(".").rglob("*.cu"):
 PY
 inc= lib=
 if [ -n "$tbb" ]; then
-    tbb=$(cd "$tbb" && pwd)
     inc="-I$tbb/include" lib="-L$tbb/lib -Xlinker -rpath=$tbb/lib"
 fi
 make benchmark GPU_ARCH=90 EID=64 -j"$(nproc)" EXTRA_INC="$inc" EXTRA_LIB="$lib"
