@@ -367,3 +367,42 @@ def test_totem_baseline_runs_a_totem_binary(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "experiments.totem_baseline", "--totem",
                               str(tmp_path / "none")], cwd=REPO, capture_output=True, text=True)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_hytgraph_baseline_edge_list_and_runs(tmp_path):
+    """The edge list HyTGraph's market_big reader takes (src, dst, weight per line: ours for SSSP,
+    src % 64 otherwise), and runs of stand-ins for its binaries: medians, rounds, the source
+    passed to BFS and SSSP, a failing binary reported; a missing one exits 2."""
+    from experiments.hytgraph_baseline import write_graph
+    for weighted in (False, True):
+        g = totem_py.generate("rmat:9", undirected=True, weighted=weighted)
+        write_graph(g, tmp_path / "g.el")
+        rows = np.loadtxt(tmp_path / "g.el", dtype=np.int64)
+        src = np.repeat(np.arange(g.n_vertices), np.diff(g.indptr))
+        assert np.array_equal(rows[:, 0], src) and np.array_equal(rows[:, 1], g.indices)
+        assert np.array_equal(rows[:, 2], g.weights if weighted else src % 64)
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for name in ("hybrid_bfs", "hybrid_sssp", "hybrid_pr"):
+        fake = bins / name
+        fake.write_text("#!/bin/sh\necho \"args: $*\"\n"
+                        "echo 'Total time: 3.0' | sed \"s/3.0/$(( $$ % 3 + 1 )).5/\"\n"
+                        "echo 'Total rounds: 7'\necho 'filter_num: 2'\necho 'zerocopy_num: 5'\n")
+        fake.chmod(0o755)
+    (bins / "hybrid_cc").write_text("#!/bin/sh\necho 'out of memory' >&2\nexit 1\n")
+    (bins / "hybrid_cc").chmod(0o755)
+    out = tmp_path / "h.json"
+    proc = _run("experiments.hytgraph_baseline", "--bin", str(bins), "--graph", "rmat:8",
+                "--source", "3", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert set(report["times_ms"]) == {"bfs", "sssp", "pagerank_delta"}
+    assert all(t in (1.5, 2.5, 3.5) for t in report["times_ms"].values())
+    runs = {r["algorithm"]: r for r in report["runs"]}
+    assert runs["bfs"]["runs"][0]["rounds"] == 7 and runs["bfs"]["runs"][0]["zerocopy_rounds"] == 5
+    assert runs["sssp"]["command"][-2:] == ["-source_node", "3"]
+    assert "-weight_num 0" in " ".join(runs["sssp"]["command"])
+    assert "cc              failed" in proc.stdout and "out of memory" in proc.stdout
+    assert_provenance(report, proc, "experiments.hytgraph_baseline --bin")
+    missing = subprocess.run([sys.executable, "-m", "experiments.hytgraph_baseline", "--bin",
+                              str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
