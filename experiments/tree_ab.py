@@ -15,6 +15,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from experiments.provenance import header, provenance
@@ -57,17 +58,19 @@ for alg in algorithms.split(","):
 
 
 def run_tree(tree, args):
-    """Yield the tree's cells as its child process finishes them."""
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
-                             str(args.scale), str(args.source), args.device, args.algorithms,
-                             str(args.threads), json.dumps(CONFIGS)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    for line in proc.stdout:
-        if line.startswith("{"):
-            yield json.loads(line)
-    err = proc.stderr.read()
-    if proc.wait():
-        sys.exit(f"{tree}: {err.strip().splitlines()[-1]}")
+    """Yield the tree's cells as its child process finishes them (its stderr into a file: a
+    pipe nobody reads while the child runs could fill and stop it)."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
+                                 str(args.scale), str(args.source), args.device,
+                                 args.algorithms, str(args.threads), json.dumps(CONFIGS)],
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        for line in proc.stdout:
+            if line.startswith("{"):
+                yield json.loads(line)
+        if proc.wait():
+            err.seek(0)
+            sys.exit(f"{tree}: {(err.read().strip().splitlines() or ['no output'])[-1]}")
 
 
 def main(argv=None):

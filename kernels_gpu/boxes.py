@@ -173,7 +173,10 @@ def box_put(arr, i, value):
     """arr[i] = value (`i` an index): a memset of one entry for a zero bit pattern, else one
     thread; no view of `arr` is made (CuPy takes microseconds for one)."""
     value = arr.dtype.type(value)
-    i = int(i) % arr.size
+    i = int(i)
+    if not -arr.size <= i < arr.size:
+        raise IndexError(f"index {i} is out of bounds for an array of {arr.size}")
+    i %= arr.size
     k = _typed("totem_box_put", arr)
     if k is None:
         arr[i] = value
