@@ -22,15 +22,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-import totem_py
 from experiments.provenance import header, provenance
-from totem_py.algorithms.common import source_vertex
+from experiments.totem_baseline import written_graphs
 
 BINARIES = {"bfs": "hybrid_bfs", "sssp": "hybrid_sssp", "pagerank_delta": "hybrid_pr",
             "cc": "hybrid_cc"}
@@ -127,16 +125,9 @@ def main(argv=None):
     print(header(prov), flush=True)
     times, runs = {}, []
     with tempfile.TemporaryDirectory() as tmp:
-        for weighted in sorted({a == "sssp" for a in algorithms}):
-            t0 = time.perf_counter()
-            graph = totem_py.generate(args.graph, undirected=True, weighted=weighted)
-            source = source_vertex(graph, args.source, 0, "bfs")
-            graph_file = Path(tmp) / f"graph{'_w' if weighted else ''}.el"
-            write_graph(graph, graph_file)
-            del graph
-            print(f"# {args.graph} undirected{' weighted' if weighted else ''}: edge list written "
-                  f"in {time.perf_counter() - t0:.1f} s; source {source}", flush=True)
-            for alg in (a for a in algorithms if (a == "sssp") == weighted):
+        for graph_file, algs, source in written_graphs(args.graph, algorithms, write_graph, tmp,
+                                                       "el", args.source):
+            for alg in algs:
                 try:
                     outs = []
                     for _ in range(args.repeat):

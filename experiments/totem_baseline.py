@@ -30,6 +30,7 @@ import numpy as np
 
 import totem_py
 from experiments.provenance import header, provenance
+from totem_py.algorithms.common import source_vertex
 
 MAGIC, VID_BYTES, EID_BYTES = 0x10102048, 4, 8      # a TOTEM built with EID=64
 BENCHMARKS = {"bfs": 6, "pagerank": 1, "sssp": 2, "cc": 8}
@@ -56,6 +57,22 @@ def write_graph(graph, path):
         graph.indices.astype(np.uint32).tofile(f)
         if weights is not None:
             weights.astype(np.uint32).tofile(f)
+
+
+def written_graphs(spec, algorithms, write, folder, extension, source=None):
+    """For the graph and the weighted graph the algorithms need (weights for SSSP alone): (the
+    path where `write` put `spec` made undirected, the algorithms to run on it, the source vertex
+    our runs pick unless `source` is given); the graph itself is dropped before the runs."""
+    for weighted in sorted({a == "sssp" for a in algorithms}):
+        t0 = time.perf_counter()
+        graph = totem_py.generate(spec, undirected=True, weighted=weighted)
+        root = source_vertex(graph, source, 0, "bfs")
+        path = Path(folder) / f"graph{'_w' if weighted else ''}.{extension}"
+        write(graph, path)
+        del graph
+        print(f"# {spec} undirected{' weighted' if weighted else ''} written as {path.name} in "
+              f"{time.perf_counter() - t0:.1f} s; source {root}", flush=True)
+        yield path, [a for a in algorithms if (a == "sssp") == weighted], root
 
 
 def flags(label):
@@ -118,15 +135,9 @@ def main(argv=None):
     print(f"{'algorithm':9} {'config':10} {'total ms':>9} {'comp ms':>8} {'comm ms':>8} "
           f"{'runs':>4}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for weighted in sorted({a == "sssp" for a in algorithms}):
-            t0 = time.perf_counter()
-            graph = totem_py.generate(f"rmat:{args.scale}", undirected=True, weighted=weighted)
-            graph_file = Path(tmp) / f"rmat{args.scale}{'w' if weighted else ''}.tbin"
-            write_graph(graph, graph_file)
-            del graph
-            print(f"# rmat:{args.scale} undirected{' weighted' if weighted else ''} written in "
-                  f"TOTEM's format in {time.perf_counter() - t0:.1f} s", flush=True)
-            for alg in (a for a in algorithms if (a == "sssp") == weighted):
+        for graph_file, algs, _ in written_graphs(f"rmat:{args.scale}", algorithms, write_graph,
+                                                  tmp, "tbin"):
+            for alg in algs:
                 for label in labels:
                     try:
                         cmd, rows = run(args.totem, graph_file, alg, label, args.threads,
