@@ -49,3 +49,75 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
     assert r["runs"] == 42       # 3 graphs x 2 configurations x 7 algorithms
     assert r["templates"] == TEMPLATES
     assert r["modes"]["bfs"] == ["pull", "push"]
+
+
+_LAUNCHER = r"""
+import struct, sys, types
+import numpy as np
+launched = []
+class Array:                        # what the launcher reads of a CuPy array
+    def __init__(self, n, dtype):
+        self.host = np.zeros(n, dtype)
+        self.dtype, self.size, self.itemsize = self.host.dtype, n, self.host.itemsize
+        self.data = types.SimpleNamespace(ptr=self.host.ctypes.data)
+class Module:
+    def load(self, cubin): pass
+    def get_function(self, name): return types.SimpleNamespace(ptr=1234)
+cupy = types.ModuleType("cupy")
+cupy.ndarray = Array
+cupy.cuda = types.SimpleNamespace(function=types.SimpleNamespace(Module=Module),
+                                  get_current_stream=lambda: types.SimpleNamespace(ptr=7),
+                                  runtime=types.SimpleNamespace(getDevice=lambda: 0))
+driver = types.ModuleType("cupy_backends.cuda.api.driver")
+driver.launchKernel = lambda *a: launched.append(a)
+sys.modules.update({"cupy": cupy, "cupy.cuda": cupy.cuda, "cupy_backends": types.ModuleType("x"),
+                    "cupy_backends.cuda": types.ModuleType("x"),
+                    "cupy_backends.cuda.api": types.ModuleType("x"),
+                    "cupy_backends.cuda.api.driver": driver})
+from numba.cuda import types as nt
+import kernels_gpu.operators as gpu
+gpu._driver()
+class Compiled:                     # numba-cuda's compile result, without compiling
+    _codelibrary = types.SimpleNamespace(get_cubin=lambda: b"", _entry_name="k")
+class Kernel(gpu.Kernel):
+    def __init__(self):
+        self.dispatcher = types.SimpleNamespace(compile=lambda sig: Compiled())
+        self.launches, self.current = {}, {}
+
+def words(args):
+    '''The parameter words a launch of args must carry, packed afresh.'''
+    out = []
+    for a in gpu._leaves(args, []):
+        if isinstance(a, Array):
+            out += [0, 0, a.size, a.itemsize, a.data.ptr, a.size, a.itemsize]
+        else:
+            ty = gpu._numba_type(a)
+            raw = struct.pack("<" + gpu._SLOT[str(ty)], a).ljust(8, b"\0")
+            out.append(int.from_bytes(raw, "little", signed=True))
+    return out
+
+k = Kernel()
+a, b, b2, c = Array(5, np.int64), Array(9, np.float64), Array(4, np.float64), Array(3, np.int32)
+calls = [(a, 3, (b, 1.5, c)), (a, 3, (b, 2.5, c)), (a, 4, (b2, 2.5, c)),    # scalars, a swap
+         (a, 4, (c, 2.5, c)), (a, 4.0, (b, 2.5, c)),         # a dtype, then int -> float: new
+         (a, 3, (b, 1.5, c)), (a, 3, (b, 1.5, c))]           # the first instance again
+for args in calls:
+    k(2, 32, *args)
+    fn, grid, _, _, block, _, _, _, stream, pointers, extra = launched[-1]
+    launch = k.current[0]
+    assert (fn, grid, block, stream, extra) == (1234, 2, 32, 7, 0) and pointers == launch.pointers
+    assert launch.buffer.tolist() == words(args), args
+    assert np.array_equal(launch.words, launch.buffer.ctypes.data + 8 * np.arange(launch.buffer.size))
+print(len(k.launches), "instances")
+"""
+
+
+def test_gpu_launcher_packs_the_arguments_of_every_launch():
+    """The GPU backend's launcher (kernels_gpu.operators.Kernel with CuPy's pieces stood in for,
+    in a child process): over launches whose scalars change, arrays swap, an array's dtype and a
+    scalar's type change, the parameter buffer handed to cuLaunchKernel holds exactly the words
+    a fresh packing of the arguments gives, and a type change makes another instance."""
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.split()[:2] == ["3", "instances"]
