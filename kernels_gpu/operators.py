@@ -345,10 +345,10 @@ class _Launch:
         last = self.last
         if len(leaves) != len(last):
             return False
-        buf, kinds, slots = self.buffer, self.kinds, self.slots
+        buf, kinds, slots, array = self.buffer, self.kinds, self.slots, _cupy_array()
         for i in compress(self.positions, map(is_not, leaves, last)):     # the changed ones
             a = leaves[i]
-            if _kind(a) != kinds[i]:
+            if (a.dtype.char if isinstance(a, array) else type(a)) != kinds[i]:     # _kind(a)
                 return False
             offset, pack = slots[i]
             if pack is None:
