@@ -85,7 +85,7 @@ def frontier_offsets(indptr, queue, qlen):
     return cupy.cumsum(offs)
 
 
-_SHORT = {}         # stream pointer -> the short queues' offsets
+_SHORT = {}         # (stream pointer, device) -> the short queues' offsets
 _SHORT_STREAMS = 64     # at most this many kept (256 KB each); then they are all let go
 
 
@@ -93,12 +93,12 @@ def _short_offsets():
     """The offsets buffer of short queues on the current stream, allocated once (an allocation
     from CuPy's pool costs microseconds, a near-empty superstep's tens): the kernels that read
     it run before the next scan on the same stream overwrites it."""
-    stream = cupy.cuda.get_current_stream().ptr
-    offs = _SHORT.get(stream)
-    if offs is None or offs.device.id != cupy.cuda.runtime.getDevice():
+    key = cupy.cuda.get_current_stream().ptr, cupy.cuda.runtime.getDevice()
+    offs = _SHORT.get(key)
+    if offs is None:
         if len(_SHORT) >= _SHORT_STREAMS:
             _SHORT.clear()
-        offs = _SHORT[stream] = cupy.empty(ONE_BLOCK + 1, dtype=cupy.int64)
+        offs = _SHORT[key] = cupy.empty(ONE_BLOCK + 1, dtype=cupy.int64)
     return offs
 
 
