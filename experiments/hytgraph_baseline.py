@@ -126,7 +126,7 @@ def main(argv=None):
     times, runs = {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for graph_file, algs, source in written_graphs(args.graph, algorithms, write_graph, tmp,
-                                                       "el", args.source):
+                                                       "el", True, args.source):
             for alg in algs:
                 try:
                     outs = []

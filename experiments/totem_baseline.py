@@ -59,19 +59,23 @@ def write_graph(graph, path):
             weights.astype(np.uint32).tofile(f)
 
 
-def written_graphs(spec, algorithms, write, folder, extension, source=None):
+def written_graphs(spec, algorithms, write, folder, extension, pick_source=False, source=None):
     """For the graph and the weighted graph the algorithms need (weights for SSSP alone): (the
-    path where `write` put `spec` made undirected, the algorithms to run on it, the source vertex
-    our runs pick unless `source` is given); the graph itself is dropped before the runs."""
+    path where `write` put `spec` made undirected, the algorithms to run on it, the traversal
+    source: with `pick_source`, `source` checked or else the one our runs pick, found once since
+    both graphs have the same edges; None without); the graph is dropped before the runs."""
+    root = None
     for weighted in sorted({a == "sssp" for a in algorithms}):
         t0 = time.perf_counter()
         graph = totem_py.generate(spec, undirected=True, weighted=weighted)
-        root = source_vertex(graph, source, 0, "bfs")
+        if pick_source and root is None:
+            root = source_vertex(graph, source, 0, "bfs")
         path = Path(folder) / f"graph{'_w' if weighted else ''}.{extension}"
         write(graph, path)
         del graph
         print(f"# {spec} undirected{' weighted' if weighted else ''} written as {path.name} in "
-              f"{time.perf_counter() - t0:.1f} s; source {root}", flush=True)
+              f"{time.perf_counter() - t0:.1f} s" + (f"; source {root}" if pick_source else ""),
+              flush=True)
         yield path, [a for a in algorithms if (a == "sssp") == weighted], root
 
 

@@ -90,11 +90,11 @@ def main(argv=None):
 
     def save():
         if args.json:
+            done = {(r["algorithm"], r["config"]) for r in rows}
             Path(args.json).write_text(json.dumps(dict(
                 prov, scale=args.scale, source=args.source, rows=rows,
                 old_only=[dict(algorithm=k[0], config=k[1], old_ms=a["time_s"] * 1e3)
-                          for k, a in old.items() if not any(
-                              (r["algorithm"], r["config"]) == k for r in rows)]), indent=1))
+                          for k, a in old.items() if k not in done]), indent=1))
 
     for a in run_tree(args.old, args):
         old[a["algorithm"], a["config"]] = a
