@@ -5,10 +5,11 @@ lowered below the bucket's bound and not relaxed since) and lowered vertices go 
 or, at or above the bound, onto the far list (the later buckets), each at most once, as a
 `pending` flag per vertex says. When no partition has near vertices the bound moves to the bucket
 of the smallest pending distance (the engine's `advance`), found without a scan: `far_min` is a
-lower bound of the far distances kept by the writers in 64 slots on their own cache lines (one
-slot, a hot address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to 2627 ms
-against 558 for per-block minima on one host; 64 slots: 603 against 674 on another); the far
-list is split once per bucket.
+lower bound of the far distances kept by the writers in slots on their own cache lines: 64 on a
+CPU (one slot, a hot address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to
+2627 ms against 558 for per-block minima on one host; 64 slots: 603 against 674 on another), one
+on a GPU, whose atomics resolve in L2 and whose threads skip most of them after a plain read of
+the one slot; the far list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
 with atomic_max on its flag (0 -> FAR, or anything -> NEAR), and only the claimer appends it; a
@@ -29,13 +30,14 @@ from .common import SOURCE, collect, owned_lvid, source_vertex
 DIST = Message(np.float64, "min", np.inf)
 NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on neither)
 GPU_WIDER = 16
-SLOTS, LINE = 64, 8     # far_min: SLOTS lower bounds, LINE float64 apart (a 64-byte line each)
+CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
 
 @device_function
 def lower_far_min(v, d, far_min):
-    """far_min's slot of vertex v drops to d if d is below it."""
-    slot = (v & (SLOTS - 1)) * LINE
+    """far_min's slot of vertex v (v modulo the slots, a power of two) drops to d if d is below
+    it."""
+    slot = (v & (far_min.size // LINE - 1)) * LINE
     if d < far_min[slot]:
         atomic_min(far_min, slot, d)
 
@@ -143,7 +145,8 @@ class SSSP(Algorithm):
         s.far_len = part.full(1, 0, np.int64)
         s.keep = part.empty(n, np.int64)
         s.keep_len = part.full(1, 0, np.int64)
-        s.far_min = part.full(SLOTS * LINE, np.inf, np.float64)
+        slots = 1 if part.operator_package == "kernels_gpu" else CPU_SLOTS
+        s.far_min = part.full(slots * LINE, np.inf, np.float64)
         s.split_bound = self.bound
         s.near_count = -1       # the near list's length when the last vote read it, else -1
         lv = owned_lvid(part, self.source)
