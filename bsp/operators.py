@@ -132,14 +132,15 @@ def _prefetched(prefetch, args):
 # -- operators ----------------------------------------------------------------------------------
 
 def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=None,
-            prefetch=None):
+            consume=None, prefetch=None):
     """For each vertex s of `frontier` (a Frontier: its current queue; or an array of local ids,
     `length` of them) and each out-edge (s, t, w) of `view` ("out", "in", "both" or a view):
     r = edge_fn(s, t, w, *args). Where r is true, a local t is appended to the list `out`
     (default: the frontier's next queue; a second list takes targets for which r == 2) and a
     ghost slot t is recorded in `outbox` (the push mode's Outbox: its first write of the step,
     which edge_fn must signal by returning true once per slot and step).
-    `prefetch`: the array the CPU backend prefetches at upcoming targets (default: the first
+    `consume`: the counter of the list `frontier` came from, emptied by the same launch (a list
+    taken as the step's queue; nothing may append to it meanwhile). `prefetch`: the array the CPU backend prefetches at upcoming targets (default: the first
     array among args; False: none)."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
@@ -148,11 +149,13 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     else:
         queue, qlen = frontier, frontier.size if length is None else length
     if qlen == 0:
+        if consume is not None:
+            put(part, consume, 0, 0)
         return
     ops, lists, pf = backend(part), _lists(out), _prefetched(prefetch, args)
     for indptr, indices, weights, seg, n in v.queue_segments(queue, qlen):
         ops.advance(edge_fn, indptr, indices, weights, v.n_local, seg, n, lists, outbox, pf,
-                    args)
+                    args, consume)
 
 
 def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,

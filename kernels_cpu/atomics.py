@@ -1,8 +1,8 @@
 """Atomic read-modify-write and compare-and-swap on array elements for Numba's CPU target.
 
 Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atomicrmw` directly
-(`min`/`max`/`add` on integers, `fmin`/`fmax`/`fadd` on floats; LLVM lowers the float forms to a
-compare-exchange loop). Each returns the element's previous value, exactly like CUDA's atomicMin /
+(`min`/`max`/`add` on integers, `umin`/`umax` on unsigned ones, `fmin`/`fmax`/`fadd` on floats; LLVM
+lowers the float forms to a compare-exchange loop). Each returns the element's previous value, exactly like CUDA's atomicMin /
 atomicAdd, so a CPU kernel and its GPU twin read the same.
 
 `prefetch` is the other intrinsic Numba lacks: LLVM's cache hint, used by the edge loops to
@@ -30,12 +30,18 @@ def _element(context, builder, signature, args):
     return ptr, values
 
 
-def _atomic(op_int, op_float):
+def _atomic(op_int, op_float, op_unsigned=None):
     @intrinsic
     def rmw(typingctx, array, index, value):
         if not isinstance(array, types.Array):
             return None
-        op = op_float if isinstance(array.dtype, types.Float) else op_int
+        dtype = array.dtype
+        if isinstance(dtype, types.Float):
+            op = op_float
+        elif isinstance(dtype, types.Integer) and not dtype.signed and op_unsigned:
+            op = op_unsigned
+        else:
+            op = op_int
         if op is None:
             return None
 
@@ -60,8 +66,8 @@ def atomic_cas(typingctx, array, index, expected, value):
     return array.dtype(array, index, expected, value), codegen
 
 
-atomic_min = _atomic("min", "fmin")
-atomic_max = _atomic("max", "fmax")
+atomic_min = _atomic("min", "fmin", "umin")
+atomic_max = _atomic("max", "fmax", "umax")
 atomic_add = _atomic("add", "fadd")
 atomic_or = _atomic("or", None)
 

@@ -384,7 +384,10 @@ def _outs(outs):
 
 # -- what bsp/operators.py calls ----------------------------------------------------------------
 
-def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args):
+def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args,
+            consume=None):
+    if consume is not None:     # before the launch: nothing in it appends to the consumed list
+        consume[0] = 0
     par, ser = compiled(advance_queue, {"functor": fn}, len(args), WEIGHTED=weights is not None,
                         RECORD=outbox is not None, OUTPUTS=len(outs),
                         PREFETCHING=pf is not None)

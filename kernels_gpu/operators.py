@@ -88,8 +88,10 @@ def device(fn):
 # -- templates ----------------------------------------------------------------------------------
 
 def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0, out1, len1,
-               touched, touched_len, args):
+               touched, touched_len, consumed, args):
     span = cuda.shared.array(2, dtype=np.int64)
+    if CONSUME and cuda.grid(1) == 0:   # nothing in this launch appends to the consumed list
+        consumed[0] = 0
     total = offs[qlen]
     lo = 0
     k0 = cuda.blockIdx.x * cuda.blockDim.x
@@ -482,13 +484,15 @@ def _frontier():
 
 # -- what bsp/operators.py calls ----------------------------------------------------------------
 
-def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args):
+def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf, args,
+            consume=None):
     k = compiled(advance_lb, {"functor": fn}, len(args), WEIGHTED=weights is not None,
-                 RECORD=outbox is not None, OUTPUTS=len(outs))
+                 RECORD=outbox is not None, OUTPUTS=len(outs), CONSUME=consume is not None)
     p = _place()
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (p.ints, p.ints)
     k(p.edge_grid, p.block, indptr, indices, p.floats if weights is None else weights,
-      n_local, queue, _offsets(indptr, queue, qlen), qlen, *p.outs(outs), touched, count, args)
+      n_local, queue, _offsets(indptr, queue, qlen), qlen, *p.outs(outs), touched, count,
+      p.ints if consume is None else consume, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,

@@ -15,6 +15,7 @@ from bsp import EdgeOptions, Engine
 from partitioners import partition
 from totem_py import reference as ref
 from totem_py.backend import cuda_device_count
+from totem_py.graph import Graph
 from totem_py.algorithms import BC, BFS, CC, SSSP, PageRank, PageRankDelta
 from totem_py.harness import default_source
 
@@ -219,3 +220,63 @@ def test_no_cyclic_collection_inside_a_run():
     assert gc.isenabled()
     assert collections == []
     assert mismatch("sssp", got, ref.sssp_distances(g, 0)) is None
+
+
+class CheckedMarks(SSSP):
+    """SSSP that checks after every step that the near list's vertices, each there once, carry
+    its mark, and no flag a later one."""
+
+    def vote(self, part, step):
+        vote = super().vote(part, step)
+        s = part.state
+        near, pending = (a if isinstance(a, np.ndarray) else a.get()
+                         for a in (s.near[:vote.active], s.pending))
+        assert np.unique(near).size == near.size, f"step {step}: a vertex twice on the list"
+        assert (pending[near] == s.mark).all() and pending.max() <= s.mark, f"step {step}"
+        return vote
+
+
+class FewMarks(CheckedMarks):
+    """CheckedMarks with flags of `marks` near-list marks."""
+    marks = 6
+
+    def init(self, part):
+        super().init(part)
+        part.state.last_mark = FewMarks.marks + 1
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulated", pytest.param("gpu", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")])])
+def test_sssp_marks_start_over(device):
+    """SSSP marks each step's near list on a flag per vertex; when the flags' type has no mark
+    left (a byte on a CPU: 255), one pass starts them over. Here after 6 marks, many times over
+    a run: a 5 x 40 grid with random weights, where a vertex is often lowered twice in a step.
+    Distances against the reference from two corners, no vertex twice on a list."""
+    rng = np.random.default_rng(4)
+    ids = np.arange(200).reshape(40, 5)
+    src = np.r_[ids[:, :-1].ravel(), ids[:-1].ravel()]
+    dst = np.r_[ids[:, 1:].ravel(), ids[1:].ravel()]
+    g = Graph.from_edges(src, dst, 200, weights=rng.uniform(1, 2, src.size)).to_undirected()
+    engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
+    for s in (0, 199):
+        got, records = engine.run(FewMarks(s, delta=2.0))
+        assert len(records) > 4 * FewMarks.marks
+        assert mismatch("sssp", got, ref.sssp_distances(g, s)) is None
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulated"])
+def test_sssp_over_more_steps_than_its_flags_have_marks(device):
+    """SSSP marks each near list in a byte per vertex on a CPU (255 marks): a chain of 700 unit
+    edges with buckets 2.5 wide takes 700 supersteps, so the marks start over twice; a
+    shortcut every 50 vertices lowers vertices already listed. Distances against the
+    reference, from both ends, split between two partitions; the marks checked every step."""
+    n = 700
+    src = np.r_[np.arange(n - 1), np.arange(0, n - 60, 50)]
+    dst = np.r_[np.arange(1, n), np.arange(0, n - 60, 50) + 60]
+    w = np.r_[np.ones(n - 1), np.full(src.size - n + 1, 59.5)]
+    g = Graph.from_edges(src, dst, n, weights=w).to_undirected()
+    engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
+    for s in (0, n - 1):
+        got, records = engine.run(CheckedMarks(s, delta=2.5))
+        assert len(records) > 2 * 255
+        assert mismatch("sssp", got, ref.sssp_distances(g, s)) is None

@@ -425,6 +425,22 @@ def test_atomic_min_max_values(backend, dtype, op, fn, ref):
     assert np.array_equal(olds, arr)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.uint64])
+@pytest.mark.parametrize("op,fn,ref", [("min", do_min, np.minimum), ("max", do_max, np.maximum)])
+def test_atomic_min_max_unsigned(backend, dtype, op, fn, ref):
+    """Unsigned elements compare as unsigned: a value with the top bit set (200 in a byte, the
+    flags' type on a CPU) is the larger, not a negative one. (CUDA has no byte atomics: flags
+    are 32-bit words on a GPU.)"""
+    if dtype == np.uint8 and backend.operators != "kernels_cpu":
+        pytest.skip("no byte atomics on a GPU")
+    top = np.iinfo(dtype).max
+    arr = np.array([5, 3, 200, 100, top, 0, 128, 127, 4], dtype)
+    vals = np.array([3, 5, 100, 200, 0, top, 127, 128, 4], dtype)
+    got, olds = run_ops(backend, fn, arr, vals, arr.size)
+    assert np.array_equal(got, ref(arr, vals)), op
+    assert np.array_equal(olds, arr)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op,fn,ref", [("min", do_min, np.minimum), ("max", do_max, np.maximum)])
 def test_atomic_min_max_race(backend, dtype, op, fn, ref):

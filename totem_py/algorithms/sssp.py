@@ -3,7 +3,9 @@
 Delta-stepping with Davidson et al.'s near-far lists: a step relaxes the near list (the vertices
 lowered below the bucket's bound and not relaxed since) and lowered vertices go onto the near list
 or, at or above the bound, onto the far list (the later buckets), each at most once, as a
-`pending` flag per vertex says. When no partition has near vertices the bound moves to the bucket
+`pending` flag per vertex says: FAR, or the mark of the near list it was put on (each step's
+list has a new mark, so the step's queue needs no pass to take its vertices off the list; when
+the flags' type runs out of marks, one pass over the vertices starts them over). When no partition has near vertices the bound moves to the bucket
 of the smallest pending distance (the engine's `advance`), found without a scan: `far_min` is a
 lower bound of the far distances kept by the writers in slots on their own cache lines: 64 on a
 CPU (one slot, a hot address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to
@@ -12,7 +14,7 @@ on a GPU, whose atomics resolve in L2 and whose threads skip most of them after 
 the one slot; the far list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
-with atomic_max on its flag (0 -> FAR, or anything -> NEAR), and only the claimer appends it; a
+with atomic_max on its flag (0 -> FAR, or anything -> the mark), and only the claimer appends it; a
 vertex moved from far to near leaves a stale far entry that the next split drops. The plain reads
 before the atomics only skip updates that cannot win: distances never grow.
 """
@@ -28,7 +30,7 @@ from .. import reference as ref, verify as check
 from .common import SOURCE, collect, owned_lvid, source_vertex
 
 DIST = Message(np.float64, "min", np.inf)
-NEAR, FAR = 2, 1      # pending flags: on the near list, on the far list (0: on neither)
+FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
 GPU_WIDER = 16
 CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
@@ -43,11 +45,13 @@ def lower_far_min(v, d, far_min):
 
 
 @device_function
-def listed(v, d, pending, bound, far_min):
-    """Vertex v's distance dropped to d: 1 to append it to the near list (d < bound, not there
-    yet), 2 to the far list (on neither), 0 for neither; lowers far_min for d >= bound."""
+def listed(v, d, pending, mark, bound, far_min):
+    """Vertex v's distance dropped to d: 1 to append it to the near list of `mark` (d < bound,
+    not there yet), 2 to the far list (on neither), 0 for neither; lowers far_min for
+    d >= bound. (A vertex once near is never lowered to a later bucket: its old marks, below
+    `mark`, never meet the far test.)"""
     if d < bound:
-        if pending[v] != NEAR and atomic_max(pending, v, NEAR) != NEAR:
+        if pending[v] != mark and atomic_max(pending, v, mark) != mark:
             return 1
         return 0
     lower_far_min(v, d, far_min)
@@ -56,38 +60,39 @@ def listed(v, d, pending, bound, far_min):
     return 0
 
 
-def relax(s, t, w, dist, pending, bound, far_min, n_local):
+def relax(s, t, w, dist, pending, mark, bound, far_min, n_local):
     nd = dist[s] + w
     if nd < dist[t]:
         old = atomic_min(dist, t, nd)
         if nd < old:
             if t >= n_local:
                 return old == np.inf        # the ghost slot's first message this step
-            return listed(t, nd, pending, bound, far_min)
+            return listed(t, nd, pending, mark, bound, far_min)
     return 0
 
 
-def relax_message(v, m, dist, pending, bound, far_min):
+def relax_message(v, m, dist, pending, mark, bound, far_min):
     if m < dist[v] and m < atomic_min(dist, v, m):
-        return listed(v, m, pending, bound, far_min)
+        return listed(v, m, pending, mark, bound, far_min)
     return 0
 
 
-def split(v, dist, pending, bound, far_min):
-    """A far-list entry at a new bucket: 1 to the near list (claimed FAR -> NEAR), 2 to stay on
-    the far list (lowering far_min), 0 to drop (stale: it left the far list)."""
+def split(v, dist, pending, mark, bound, far_min):
+    """A far-list entry at a new bucket: 1 to the near list of `mark` (claimed FAR -> mark), 2
+    to stay on the far list (lowering far_min), 0 to drop (stale: it left the far list)."""
     if pending[v] != FAR:
         return 0
     d = dist[v]
     if d < bound:
-        return 1 if atomic_max(pending, v, NEAR) == FAR else 0
+        return 1 if atomic_max(pending, v, mark) == FAR else 0
     lower_far_min(v, d, far_min)
     return 2
 
 
-def taken(v, pending):
-    """A near-list vertex goes into the step's queue: off every list."""
-    pending[v] = 0
+def unmarked(v, pending):
+    """Marks start over: every vertex but the far list's is on no near list."""
+    if pending[v] != FAR:
+        pending[v] = 0
     return False
 
 
@@ -136,9 +141,10 @@ class SSSP(Algorithm):
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
         s.pending = part.flags(n)
-        s.queue = part.empty(n, np.int64)
-        s.near = part.empty(n, np.int64)
-        s.near_len = part.full(1, 0, np.int64)
+        s.queue, s.queue_len = part.empty(n, np.int64), part.full(1, 0, np.int64)
+        s.near, s.near_len = part.empty(n, np.int64), part.full(1, 0, np.int64)
+        s.mark = FIRST_MARK     # the near list's
+        s.last_mark = int(np.iinfo(s.pending.dtype).max)
         # a vertex enters the far list once at most (once near, its distance stays below every
         # later bound), so n entries are room enough, stale ones included
         s.far = part.empty(n, np.int64)
@@ -152,7 +158,7 @@ class SSSP(Algorithm):
         lv = owned_lvid(part, self.source)
         if lv is not None:
             put(part, s.dist, lv, 0.0)
-            put(part, s.pending, lv, NEAR)
+            put(part, s.pending, lv, s.mark)
             put(part, s.near, 0, lv)
             put(part, s.near_len, 0, 1)
 
@@ -162,23 +168,27 @@ class SSSP(Algorithm):
             far_len = int(part.to_host(s.far_len, count=False)[0])
             put(part, s.keep_len, 0, 0)
             put(part, s.far_min, slice(None), np.inf)
-            vertex_map(part, split, s.dist, s.pending, self.bound, s.far_min, vertices=s.far,
-                       length=far_len, out=((s.near, s.near_len), (s.keep, s.keep_len)))
+            vertex_map(part, split, s.dist, s.pending, s.mark, self.bound, s.far_min,
+                       vertices=s.far, length=far_len,
+                       out=((s.near, s.near_len), (s.keep, s.keep_len)))
             s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
             s.split_bound = self.bound
             s.near_count = -1
         qlen = s.near_count
         if qlen < 0:
             qlen = int(part.to_host(s.near_len, count=False)[0])
-        vertex_map(part, taken, s.pending, vertices=s.near, length=qlen, consume=s.near_len)
-        s.queue, s.near = s.near, s.queue
-        advance(part, "out", s.queue, relax, s.dist, s.pending, self.bound, s.far_min,
-                part.n_local, length=qlen, out=((s.near, s.near_len), (s.far, s.far_len)),
-                outbox=box)
+        if s.mark == s.last_mark:
+            vertex_map(part, unmarked, s.pending)
+            s.mark = FIRST_MARK - 1
+        s.mark += 1
+        s.queue, s.queue_len, s.near, s.near_len = s.near, s.near_len, s.queue, s.queue_len
+        advance(part, "out", s.queue, relax, s.dist, s.pending, s.mark, self.bound, s.far_min,
+                part.n_local, length=qlen, consume=s.queue_len,
+                out=((s.near, s.near_len), (s.far, s.far_len)), outbox=box)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        receive(part, inbox, relax_message, s.dist, s.pending, self.bound, s.far_min,
+        receive(part, inbox, relax_message, s.dist, s.pending, s.mark, self.bound, s.far_min,
                 out=((s.near, s.near_len), (s.far, s.far_len)))
 
     def vote(self, part, step):
