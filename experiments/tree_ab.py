@@ -6,9 +6,10 @@ Each tree runs in its own process (its packages first on sys.path) through its p
 `totem_py.run`, one after the other on the same host: BFS, PageRank, SSSP and CC on rmat:SCALE
 undirected, CPU only, GPU only, HIGH 0.5, HIGH 0.25 and GPU only with a quarter of the edge bytes
 as --gpu-memory (streamed), with one fixed source for BFS and SSSP (a tree's default source may
-differ, and SSSP's work depends on it). Prints each cell of the old tree as it finishes, then
-each of the new tree beside it (both times, their ratio, whether the results agree), rewriting
-the JSON after each, so a run cut short keeps what it finished.
+differ, and SSSP's work depends on it). `--repeat N` runs old then new N times, a cell's time
+being the median of its rounds'. Prints each cell as it finishes and, at the end, both times,
+their ratio and whether the results agree; the JSON is rewritten after each cell, so a run cut
+short keeps what it finished.
 """
 
 import argparse
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from statistics import median
 
 from experiments.provenance import header, provenance
 
@@ -60,10 +62,11 @@ for alg in algorithms.split(","):
 def run_tree(tree, args):
     """Yield the tree's cells as its child process finishes them (its stderr into a file: a
     pipe nobody reads while the child runs could fill and stop it)."""
+    configs = {name: CONFIGS[name] for name in args.configs.split(",")}
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
                                  str(args.scale), str(args.source), args.device,
-                                 args.algorithms, str(args.threads), json.dumps(CONFIGS)],
+                                 args.algorithms, str(args.threads), json.dumps(configs)],
                                 stdout=subprocess.PIPE, stderr=err, text=True)
         for line in proc.stdout:
             if line.startswith("{"):
@@ -81,39 +84,56 @@ def main(argv=None):
     ap.add_argument("--source", type=int, required=True)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc")
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help=f"cells per algorithm, of {', '.join(CONFIGS)} (default: all)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of old then new; a cell's time is the median of its rounds' "
+                         "(for hosts whose speed drifts between runs)")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    unknown = set(args.configs.split(",")) - set(CONFIGS)
+    if unknown:
+        ap.error(f"--configs: unknown {', '.join(sorted(unknown))}")
     prov = provenance("experiments.tree_ab", argv, gpu=args.device == "gpu")
     print(header(prov), flush=True)
-    old, rows = {}, []
+    times = {}      # (tree, algorithm, config) -> each round's time (s)
+    checks = {}     # (tree, algorithm, config) -> the result's checksum
+    cells = []      # (algorithm, config), in the order they run
 
-    def save():
-        if args.json:
-            done = {(r["algorithm"], r["config"]) for r in rows}
-            Path(args.json).write_text(json.dumps(dict(
-                prov, scale=args.scale, source=args.source, rows=rows,
-                old_only=[dict(algorithm=k[0], config=k[1], old_ms=a["time_s"] * 1e3)
-                          for k, a in old.items() if k not in done]), indent=1))
+    def row(key):
+        old_ms, new_ms = (1e3 * median(times[tree, *key]) for tree in ("old", "new"))
+        x, y = checks["old", *key], checks["new", *key]
+        return dict(algorithm=key[0], config=key[1], old_ms=old_ms, new_ms=new_ms,
+                    ratio=new_ms / old_ms, same=abs(x - y) <= 1e-9 * max(1.0, abs(x)),
+                    old_rounds_ms=[1e3 * t for t in times["old", *key]],
+                    new_rounds_ms=[1e3 * t for t in times["new", *key]])
 
-    for a in run_tree(args.old, args):
-        old[a["algorithm"], a["config"]] = a
-        print(f"old {a['algorithm']:9s} {a['config']:13s} {a['time_s'] * 1e3:9.2f} ms",
-              flush=True)
-        save()
+    def rows():
+        """The cells both trees have run, over the rounds so far."""
+        return [row(key) for key in cells if ("new", *key) in times]
+
+    for k in range(args.repeat):
+        for tree, path in (("old", args.old), ("new", args.new)):
+            for c in run_tree(path, args):
+                key = c["algorithm"], c["config"]
+                if key not in cells:
+                    cells.append(key)
+                times.setdefault((tree, *key), []).append(c["time_s"])
+                checks[tree, *key] = c["check"]
+                print(f"{tree} round {k + 1}/{args.repeat} {key[0]:9s} {key[1]:13s} "
+                      f"{c['time_s'] * 1e3:9.2f} ms", flush=True)
+                if args.json:
+                    Path(args.json).write_text(json.dumps(dict(
+                        prov, scale=args.scale, source=args.source, repeat=args.repeat,
+                        rounds_done=k + (tree == "new"), rows=rows()), indent=1))
     print(f"{'algorithm':9s} {'config':13s} {'old ms':>9s} {'new ms':>9s} {'new/old':>8s}  results",
           flush=True)
-    for b in run_tree(args.new, args):
-        key = b["algorithm"], b["config"]
-        a = old[key]
-        same = abs(a["check"] - b["check"]) <= 1e-9 * max(1.0, abs(a["check"]))
-        rows.append(dict(algorithm=key[0], config=key[1], old_ms=a["time_s"] * 1e3,
-                         new_ms=b["time_s"] * 1e3, ratio=b["time_s"] / a["time_s"], same=same))
-        r = rows[-1]
-        print(f"{key[0]:9s} {key[1]:13s} {r['old_ms']:9.2f} {r['new_ms']:9.2f} "
-              f"{r['ratio']:8.2f}  {'same' if same else 'DIFFER'}", flush=True)
-        save()
-    return 0 if all(r["same"] for r in rows) else 1
+    final = rows()
+    for r in final:
+        print(f"{r['algorithm']:9s} {r['config']:13s} {r['old_ms']:9.2f} {r['new_ms']:9.2f} "
+              f"{r['ratio']:8.2f}  {'same' if r['same'] else 'DIFFER'}", flush=True)
+    return 0 if all(r["same"] for r in final) else 1
 
 
 if __name__ == "__main__":

@@ -303,6 +303,19 @@ def test_tree_ab_smoke(tmp_path):
     assert all(r["same"] and r["old_ms"] > 0 and r["new_ms"] > 0 for r in report["rows"])
 
 
+def test_tree_ab_alternates_rounds(tmp_path):
+    """--repeat 2 over one cell: two rounds of each tree, the cell's time their median."""
+    out = tmp_path / "ab.json"
+    _run("experiments.tree_ab", ".", ".", "--scale", "12", "--source", "3", "--device",
+         "emulated", "--algorithms", "cc", "--configs", "cpu", "--repeat", "2", "--threads", "2",
+         "--json", str(out))
+    report = json.loads(out.read_text())
+    (r,) = report["rows"]
+    assert (r["config"], report["rounds_done"], r["same"]) == ("cpu", 2, True)
+    assert len(r["old_rounds_ms"]) == len(r["new_rounds_ms"]) == 2
+    assert r["old_ms"] == pytest.approx(sum(r["old_rounds_ms"]) / 2)
+
+
 def _read_totem_binary(path):
     """TOTEM's loader (graph_initialize_binary, 64-bit edge ids) restated in NumPy."""
     raw = Path(path).read_bytes()
