@@ -285,6 +285,30 @@ def test_vertex_map(backend, outputs, n):
             assert contents(backend, *got) == want
 
 
+def square_into(v, x, out):
+    out[v] = x[v] * x[v]
+
+
+@pytest.mark.parametrize("n", [10, 5000, 70_000])
+def test_vertex_map_without_lists_or_count(backend, n):
+    """A functor that only writes (PageRank's contributions): every vertex v < n, or every item
+    of a list, written, in the serial loop and the parallel one (whose writes Numba's parfor
+    pass once dropped as dead); `consume` empties the list's counter."""
+    x = np.random.default_rng(n).random(n + 3)
+    part = backend.part(n + 3)
+    out = backend.put(np.full(n + 3, -1.0))
+    assert vertex_map(part, square_into, backend.put(x), out, n=n) == 0
+    want = np.r_[x[:n] ** 2, [-1.0] * 3]
+    assert np.array_equal(backend.get(out), want)
+    items = np.arange(n + 3)[::-2].astype(np.int64)
+    counter, out = backend.put(np.array([items.size])), backend.put(np.full(n + 3, -1.0))
+    vertex_map(part, square_into, backend.put(x), out, vertices=backend.put(items),
+               consume=counter)
+    want = np.full(n + 3, -1.0)
+    want[items] = x[items] ** 2
+    assert np.array_equal(backend.get(out), want) and backend.get(counter)[0] == 0
+
+
 def test_vertex_map_defaults_to_the_local_vertices(backend):
     cls = np.array([1, 0, 2, 1, 0])
     seen = backend.put(np.zeros(7, np.int64))
