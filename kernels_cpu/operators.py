@@ -214,17 +214,18 @@ def vertex_map(n, queue, out0, len0, out1, len1, consumed, pf, args):
 
 def vertex_apply(n, queue, pf, args):
     """vertex_map with nothing to list or count: one `prange` over the vertices, which Numba
-    vectorises (a PageRank contribution pass over 1M vertices, 2 threads: 0.2 ms, against 1.3-1.7
-    ms as vertex_map's loops over blocks). Its functor reads `args` by index (`indexed`): unpacked
-    first, their writes in a loop body that is only the functor were dropped as dead by Numba's
-    parfor pass."""
+    vectorises where it can (a PageRank contribution pass over 1M vertices, 2 threads: 0.2 ms,
+    against 1.3-1.7 ms as vertex_map's loops over blocks). `flat`: the functor's arguments are
+    the kernel's own parameters (unpacked from `args`, their writes in a loop body that is
+    only the functor were dropped as dead by Numba's parfor pass; read as args[i] in the loop,
+    each read cost reference counting: 7.1 ms against 2.3 for CC's smallest-id pass)."""
     for i in prange(n):
         if PREFETCHING and QUEUE and i + PREFETCH < n:
             prefetch(pf, queue[i + PREFETCH])
         functor(queue[i] if QUEUE else i, *args)
 
 
-vertex_apply.indexed = True
+vertex_apply.flat = True
 
 
 def vertex_values(vertices, out, args):
@@ -331,18 +332,21 @@ def _jitted(fn):
 
 def specialized(template, glob, name, arity):
     """`template` with its `*args` spelled out as `arity` named arguments, unpacked on entry
-    (`args[0]`, ... in place for templates marked `indexed`; Numba inlines a functor only when
-    it is called with explicit arguments; a call through a tuple costs reference counting per
-    call, 10x on a bottom-up BFS step), as a new function named `name`
+    (or, for templates marked `flat`, taken as parameters in place of `args`; Numba inlines a
+    functor only when it is called with explicit arguments; a call through a tuple costs
+    reference counting per call, 10x on a bottom-up BFS step), as a new function named `name`
     whose globals are `glob`. The code keeps the template's file, so Numba's cache, keyed by
     file and name, can store it."""
-    indexed = getattr(template, "indexed", False)      # args[0], ... rather than unpacked
-    names = [f"args[{i}]" if indexed else f"a{i}" for i in range(arity)]
+    flat = getattr(template, "flat", False)     # a0, ... as parameters rather than unpacked
+    names = [f"a{i}" for i in range(arity)]
     lines = inspect.getsource(template).splitlines()
     k = next(i for i, line in enumerate(lines) if line.rstrip().endswith("):"))
     head = "\n".join(lines[:k + 1]).replace(f"def {template.__name__}(", f"def {name}(", 1)
+    if flat:
+        head = head.replace("args):", ", ".join(names) + "):" if arity else "):")
+        head = head.replace(", ):", "):")
     body = "\n".join(lines[k + 1:]).replace("*args", ", ".join(names))
-    unpack = f"    {', '.join(names)}, = args\n" if arity and not indexed else ""
+    unpack = f"    {', '.join(names)}, = args\n" if arity and not flat else ""
     source = f"{head}\n{unpack}{body}\n"
     scope = {}
     exec(compile(source, inspect.getsourcefile(template), "exec"), glob, scope)
@@ -443,7 +447,7 @@ def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):
         par, ser = compiled(vertex_apply, {"functor": fn}, len(args), QUEUE=queue is not None,
                             PREFETCHING=pf is not None)
         (par if n >= SERIAL_ITEMS else ser)(n, _dummy() if queue is None else queue,
-                                            _dummy(np.float64) if pf is None else pf, args)
+                                            _dummy(np.float64) if pf is None else pf, *args)
         if consume is not None:
             consume[0] = 0
         return 0
