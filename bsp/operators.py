@@ -140,8 +140,8 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     ghost slot t is recorded in `outbox` (the push mode's Outbox: its first write of the step,
     which edge_fn must signal by returning true once per slot and step).
     `consume`: the counter of the list `frontier` came from, emptied by the same launch (a list
-    taken as the step's queue; nothing may append to it meanwhile). `prefetch`: the array the CPU backend prefetches at upcoming targets (default: the first
-    array among args; False: none)."""
+    taken as the step's queue; nothing may append to it meanwhile). `prefetch`: the array the CPU
+    backend prefetches at upcoming targets (default: the first array among args; False: none)."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
         queue, qlen = frontier.items, frontier.length

@@ -1,9 +1,9 @@
 """Atomic read-modify-write and compare-and-swap on array elements for Numba's CPU target.
 
 Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atomicrmw` directly
-(`min`/`max`/`add` on integers, `umin`/`umax` on unsigned ones, `fmin`/`fmax`/`fadd` on floats; LLVM
-lowers the float forms to a compare-exchange loop). Each returns the element's previous value, exactly like CUDA's atomicMin /
-atomicAdd, so a CPU kernel and its GPU twin read the same.
+(`min`/`max`/`add` on integers, `umin`/`umax` on unsigned ones, `fmin`/`fmax`/`fadd` on floats;
+LLVM lowers the float forms to a compare-exchange loop). Each returns the element's previous value,
+exactly like CUDA's atomicMin / atomicAdd, so a CPU kernel and its GPU twin read the same.
 
 `prefetch` is the other intrinsic Numba lacks: LLVM's cache hint, used by the edge loops to
 fetch the target of edge e + PREFETCH while edge e's is compared.

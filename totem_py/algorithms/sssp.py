@@ -2,16 +2,16 @@
 
 Delta-stepping with Davidson et al.'s near-far lists: a step relaxes the near list (the vertices
 lowered below the bucket's bound and not relaxed since) and lowered vertices go onto the near list
-or, at or above the bound, onto the far list (the later buckets), each at most once, as a
-`pending` flag per vertex says: FAR, or the mark of the near list it was put on (each step's
-list has a new mark, so the step's queue needs no pass to take its vertices off the list; when
-the flags' type runs out of marks, one pass over the vertices starts them over). When no partition has near vertices the bound moves to the bucket
-of the smallest pending distance (the engine's `advance`), found without a scan: `far_min` is a
-lower bound of the far distances kept by the writers in slots on their own cache lines: 64 on a
-CPU (one slot, a hot address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to
-2627 ms against 558 for per-block minima on one host; 64 slots: 603 against 674 on another), one
-on a GPU, whose atomics resolve in L2 and whose threads skip most of them after a plain read of
-the one slot; the far list is split once per bucket.
+or, at or above the bound, onto the far list (the later buckets), each at most once, as a `pending`
+flag per vertex says: FAR, or the mark of the near list it was put on (each step's list has a new
+mark, so the step's queue needs no pass to take its vertices off the list; when the flags' type
+runs out of marks, one pass over the vertices starts them over). When no partition has near
+vertices the bound moves to the bucket of the smallest pending distance (the engine's `advance`),
+found without a scan: `far_min` is a lower bound of the far distances kept by the writers in slots
+on their own cache lines: 64 on a CPU (one slot, a hot address for every thread, took CPU-only SSSP
+on rmat:24 with 16 threads to 2627 ms against 558 for per-block minima on one host; 64 slots: 603
+against 674 on another), one on a GPU, whose atomics resolve in L2 and whose threads skip most of
+them after a plain read of the one slot; the far list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
 with atomic_max on its flag (0 -> FAR, or anything -> the mark), and only the claimer appends it; a
