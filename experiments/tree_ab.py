@@ -27,18 +27,36 @@ CONFIGS = {"cpu": dict(cpu_share=1.0, device="cpu"), "gpu": dict(cpu_share=0.0),
            "streamed 1/4": dict(cpu_share=0.0, streamed=True)}
 
 # one tree's cells, run in a child process: argv = tree, scale, source, device, algorithms,
-# threads, configs
+# threads, configs, the folder keeping generated graphs ("": none)
 CHILD = r"""
-import json, sys
+import json, os, sys
 tree, scale, source, device, algorithms, threads = sys.argv[1:7]
 sys.path.insert(0, tree)
 import numpy as np, totem_py
-configs = json.loads(sys.argv[7])
+from totem_py.graph import Graph
+configs, keep = json.loads(sys.argv[7]), sys.argv[8]
 graphs = {}
+
+
+def graph(weighted):
+    # generated once and kept in `keep` (a folder) for the other processes, when one is given
+    path = os.path.join(keep, f"rmat{scale}{'w' if weighted else ''}.npz") if keep else ""
+    if path and os.path.exists(path):
+        z = np.load(path)
+        return Graph(z["indptr"], z["indices"], z["weights"] if weighted else None,
+                     f"rmat:{scale}", directed=False)
+    g = totem_py.generate(f"rmat:{scale}", undirected=True, weighted=weighted)
+    if path:
+        np.savez(path + ".part.npz", indptr=g.indptr, indices=g.indices,
+                 **({"weights": g.weights} if weighted else {}))
+        os.replace(path + ".part.npz", path)
+    return g
+
+
 for alg in algorithms.split(","):
     weighted = alg == "sssp"
     if weighted not in graphs:
-        graphs[weighted] = totem_py.generate(f"rmat:{scale}", undirected=True, weighted=weighted)
+        graphs[weighted] = graph(weighted)
     g = graphs[weighted]
     for name, kw in configs.items():
         kw = dict(kw)
@@ -66,7 +84,8 @@ def run_tree(tree, args):
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
                                  str(args.scale), str(args.source), args.device,
-                                 args.algorithms, str(args.threads), json.dumps(configs)],
+                                 args.algorithms, str(args.threads), json.dumps(configs),
+                                 args.keep_graphs or ""],
                                 stdout=subprocess.PIPE, stderr=err, text=True)
         for line in proc.stdout:
             if line.startswith("{"):
@@ -90,6 +109,9 @@ def main(argv=None):
                     help="rounds of old then new; a cell's time is the median of its rounds' "
                          "(for hosts whose speed drifts between runs)")
     ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--keep-graphs", metavar="DIR", default=None,
+                    help="keep the generated graphs in DIR (.npz) for the other processes and "
+                         "later runs (rmat:24 takes about 25 s to generate on the H100 host)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     unknown = set(args.configs.split(",")) - set(CONFIGS)

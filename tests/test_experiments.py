@@ -304,11 +304,14 @@ def test_tree_ab_smoke(tmp_path):
 
 
 def test_tree_ab_alternates_rounds(tmp_path):
-    """--repeat 2 over one cell: two rounds of each tree, the cell's time their median."""
-    out = tmp_path / "ab.json"
+    """--repeat 2 over one cell: two rounds of each tree, the cell's time their median; the
+    graph generated once and kept for the other processes."""
+    out, keep = tmp_path / "ab.json", tmp_path / "graphs"
+    keep.mkdir()
     _run("experiments.tree_ab", ".", ".", "--scale", "12", "--source", "3", "--device",
          "emulated", "--algorithms", "cc", "--configs", "cpu", "--repeat", "2", "--threads", "2",
-         "--json", str(out))
+         "--keep-graphs", str(keep), "--json", str(out))
+    assert [p.name for p in keep.iterdir()] == ["rmat12.npz"]
     report = json.loads(out.read_text())
     (r,) = report["rows"]
     assert (r["config"], report["rounds_done"], r["same"]) == ("cpu", 2, True)
