@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from . import ahead
 from .errors import InputError, VerificationError
 
 DEFAULT_GRAPH = "rmat:18"
@@ -194,8 +195,6 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     from .algorithms import ALGORITHMS
     from .backend import resolve_device
-    from .generators import graph_from_spec
-    from .harness import memory_stages, run
     from .progress import Progress
 
     device = resolve_device(args.device)
@@ -205,8 +204,34 @@ def main(argv=None):
         from bsp.transfer_model import without_warning
         without_warning()
     progress = Progress(enabled=False if args.quiet else None)
-    progress.phase(f"loading {args.graph}")
     cls = ALGORITHMS[args.algorithm]
+    helper = compile_ahead(args, device, share, cls.needs_weights, progress)
+    try:
+        return _main(args, device, share, budget, chunk, cache, outputs, progress, cls)
+    finally:
+        ahead.stop(helper)
+
+
+def compile_ahead(args, device, share, weighted, progress):
+    """On a first run (empty kernel cache) of one process, a second one compiling the engine's
+    kernels meanwhile (totem_py/ahead.py), or None."""
+    if launched_ranks() != 1:
+        return None
+    options = {k: v for k, v in algorithm_values(args).items() if k not in ("source", "sources")}
+    helper = ahead.start(args.algorithm, device, weighted=weighted, undirected=args.undirected,
+                         partition=args.partition.upper(), gpus=args.gpus,
+                         cpu_share=share if isinstance(share, float) else 0.5,
+                         hub_sort=args.hub_sort, **options)
+    if helper is not None:
+        progress.phase("first run: a second process compiles the engine's kernels meanwhile")
+        ahead.parallel_forms()
+    return helper
+
+
+def _main(args, device, share, budget, chunk, cache, outputs, progress, cls):
+    from .generators import graph_from_spec
+    from .harness import memory_stages, run
+    progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
                             weighted=cls.needs_weights, nonnegative=cls.needs_weights,
                             then=memory_stages(cls))
