@@ -217,7 +217,11 @@ def compile_ahead(args, device, share, weighted, progress):
     kernels meanwhile (totem_py/ahead.py), or None."""
     if launched_ranks() != 1:
         return None
-    options = {k: v for k, v in algorithm_values(args).items() if k not in ("source", "sources")}
+    try:
+        options = algorithm_values(args)
+    except InputError:      # reported where the run reads them, after the graph's own checks
+        return None
+    options = {k: v for k, v in options.items() if k not in ("source", "sources")}
     helper = ahead.start(args.algorithm, device, weighted=weighted, undirected=args.undirected,
                          partition=args.partition.upper(), gpus=args.gpus,
                          cpu_share=share if isinstance(share, float) else 0.5,
