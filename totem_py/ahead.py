@@ -127,7 +127,8 @@ def _rmw(op):
 
 @contextlib.contextmanager
 def python_kernels():
-    """The kernels of PYTHON_MODULES run as Python (module attributes swapped, then put back)."""
+    """The kernels of PYTHON_MODULES, but COMPILED_FIRST, run as Python (the modules' own entry
+    points swapped, then put back)."""
     from numba.core.dispatcher import Dispatcher
     swapped, memo = [], {}
     try:

@@ -224,7 +224,7 @@ def compile_ahead(args, device, share, weighted, progress):
     options = {k: v for k, v in options.items() if k not in ("source", "sources")}
     helper = ahead.start(args.algorithm, device, weighted=weighted, undirected=args.undirected,
                          partition=args.partition.upper(), gpus=args.gpus,
-                         cpu_share=share if isinstance(share, float) else 0.5,
+                         cpu_share=0.5 if isinstance(share, str) else share,
                          hub_sort=args.hub_sort, **options)
     if helper is not None:
         progress.phase("first run: a second process compiles the engine's kernels meanwhile")
