@@ -104,7 +104,11 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
         cuda.syncthreads()
         k = k0 + cuda.threadIdx.x
         if k < total:
-            i = nonneg(lb_find(offs, span[0], span[1], k))
+            if SIMULATED:   # the simulator allocates a block's shared array without a lock: a
+                # thread racing another there got an array of its own, never written
+                i = nonneg(lb_find(offs, 0, qlen, k))
+            else:
+                i = nonneg(lb_find(offs, span[0], span[1], k))
             v = nonneg(queue[i])
             e = nonneg(indptr[v] + (k - offs[i]))
             t = nonneg(indices[e])
