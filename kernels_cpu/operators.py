@@ -46,7 +46,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = functor
-WEIGHTED = RECORD = PREFETCHING = QUEUE = CONSUME = False
+WEIGHTED = RECORD = PREFETCHING = QUEUE = False
 OUTPUTS = 0
 
 
@@ -185,7 +185,7 @@ def pull_search(indptr, indices, weights, first, end, out0, len0, args):
         flush(buf, count, out0, len0)
 
 
-def vertex_map(n, queue, out0, len0, out1, len1, consumed, pf, args):
+def vertex_map(n, queue, out0, len0, out1, len1, pf, args):
     nblocks = max(1, min(BLOCKS, n // 4096))
     selected = 0
     for b in prange(nblocks):
@@ -207,8 +207,6 @@ def vertex_map(n, queue, out0, len0, out1, len1, consumed, pf, args):
                     n0 = append(buf0, n0, v, out0, len0)
         flush(buf0, n0, out0, len0)
         flush(buf1, n1, out1, len1)
-    if CONSUME:
-        consumed[0] = 0
     return selected
 
 
@@ -443,21 +441,19 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
 def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):
     """fn(v) for v in 0..n-1, or for the items queue[:n]; returns how many returned true;
     `consume` (a list counter) is set to 0 afterwards; `pf` is prefetched at upcoming items."""
+    switches = dict(QUEUE=queue is not None, PREFETCHING=pf is not None)
+    queue, pf = _dummy() if queue is None else queue, _dummy(np.float64) if pf is None else pf
     if not outs and not count:
-        par, ser = compiled(vertex_apply, {"functor": fn}, len(args), QUEUE=queue is not None,
-                            PREFETCHING=pf is not None)
-        (par if n >= SERIAL_ITEMS else ser)(n, _dummy() if queue is None else queue,
-                                            _dummy(np.float64) if pf is None else pf, *args)
-        if consume is not None:
-            consume[0] = 0
-        return 0
-    par, ser = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
-                        QUEUE=queue is not None, CONSUME=consume is not None,
-                        PREFETCHING=pf is not None)
-    return int((par if n >= SERIAL_ITEMS else ser)(
-        n, _dummy() if queue is None else queue, *_outs(outs),
-        _dummy() if consume is None else consume,
-        _dummy(np.float64) if pf is None else pf, args))
+        par, ser = compiled(vertex_apply, {"functor": fn}, len(args), **switches)
+        (par if n >= SERIAL_ITEMS else ser)(n, queue, pf, *args)
+        selected = 0
+    else:
+        par, ser = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
+                            **switches)
+        selected = int((par if n >= SERIAL_ITEMS else ser)(n, queue, *_outs(outs), pf, args))
+    if consume is not None:     # after the launch, which read the list's items only
+        consume[0] = 0
+    return selected
 
 
 def map_values(fn, vertices, out, args):
