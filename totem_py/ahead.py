@@ -95,15 +95,20 @@ def small_graph(weighted, undirected, seed=0):
     return Graph(indptr, dst.astype(index_dtype(n)), weights, "small", directed=not undirected)
 
 
-def _python(fn, memo):
-    """A compiled function as plain Python: its Python code with the compiled functions and
-    intrinsics it calls replaced the same way."""
+def _python_intrinsics():
+    """id of each CPU intrinsic -> a Python stand-in."""
     from kernels_cpu import atomics
-    from numba.core.dispatcher import Dispatcher
     intrinsics = {id(atomics.prefetch): lambda *a: None}
     for name, op in (("atomic_add", lambda a, b: a + b), ("atomic_min", min),
                      ("atomic_max", max), ("atomic_or", lambda a, b: a | b)):
         intrinsics[id(getattr(atomics, name))] = _rmw(op)
+    return intrinsics
+
+
+def _python(fn, memo, intrinsics):
+    """A compiled function as plain Python: its Python code with the compiled functions and
+    intrinsics it calls replaced the same way."""
+    from numba.core.dispatcher import Dispatcher
     if id(fn) in intrinsics:
         return intrinsics[id(fn)]
     if id(fn) not in memo:
@@ -113,7 +118,7 @@ def _python(fn, memo):
                                           code.__closure__)
         for name, value in glob.items():
             if isinstance(value, Dispatcher) or id(value) in intrinsics:
-                glob[name] = _python(value, memo)
+                glob[name] = _python(value, memo, intrinsics)
     return memo[id(fn)]
 
 
@@ -130,7 +135,7 @@ def python_kernels():
     """The kernels of PYTHON_MODULES, but COMPILED_FIRST, run as Python (the modules' own entry
     points swapped, then put back)."""
     from numba.core.dispatcher import Dispatcher
-    swapped, memo = [], {}
+    swapped, memo, intrinsics = [], {}, _python_intrinsics()
     try:
         for name in PYTHON_MODULES:
             module = importlib.import_module(name)
@@ -139,7 +144,7 @@ def python_kernels():
                 if isinstance(value, Dispatcher) and not attr.startswith("_") and \
                         value.py_func.__module__ == name and attr not in COMPILED_FIRST:
                     swapped.append((module, attr, value))
-                    setattr(module, attr, _python(value, memo))
+                    setattr(module, attr, _python(value, memo, intrinsics))
         yield
     finally:
         for module, attr, value in swapped:
