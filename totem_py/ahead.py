@@ -1,7 +1,7 @@
 """Compiling ahead on a first run.
 
 Numba compiles a process's kernels one after another: 20-21.5 s of the main job's first run on
-a 2-core machine, which took 22-26 s in all. When the kernel cache holds none of the engine's
+a 2-core machine, which took 22-30 s in all. When the kernel cache holds none of the engine's
 kernels yet and a second core is free, `start` runs the same algorithm in a second process on a
 small graph built with NumPy, partitioned with the partitioner's kernels run as plain Python
 but for its longest one: that process compiles that one and then the engine's kernels (exchange
@@ -9,8 +9,8 @@ boxes, frontier counts, the operators with the algorithm's functors, their paral
 while this one generates or reads its graph and partitions it. This one then loads them from the
 cache, or waits for the one being compiled (kernels_cpu.compile_once_per_machine); it runs its
 small supersteps with the parallel forms too (`parallel_forms`), whose serial twins the next run
-compiles. The main job's first run: 13.4-14.6 s, the next 3.3 s, then 1.8 s. TOTEM_COMPILE_AHEAD=0
-turns this off.
+compiles. The main job's first run: 13.4-18.5 s (22-30 without), the next 3.3 s, then 1.8 s.
+TOTEM_COMPILE_AHEAD=0 turns this off.
 
     python -m totem_py.ahead JOB      (JOB: the run's settings as JSON; what `start` runs)
 """
