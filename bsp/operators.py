@@ -189,7 +189,7 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
     """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
     of `vertices` (`length` of them). Where it returns true, v is appended to `out` (a second
     list takes those returning 2). With `count`, returns how many returned true (on a GPU this
-    waits for the result). `consume`: the counter of the list `vertices` came from, emptied by
+    waits for the result); else None. `consume`: the counter of the list `vertices` came from, emptied by
     the same launch (a list taken as the step's queue). `prefetch`: as advance's, for the items
     of `vertices`."""
     if vertices is not None:
@@ -199,10 +199,11 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
     if n == 0:
         if consume is not None:
             put(part, consume, 0, 0)
-        return 0
+        return 0 if count else None
     pf = _prefetched(prefetch, args) if vertices is not None else None
-    return backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count,
-                                      consume, pf)
+    selected = backend(part).map_vertices(vertex_fn, n, vertices, _lists(out), args, count,
+                                          consume, pf)
+    return selected if count else None
 
 
 def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):

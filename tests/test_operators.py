@@ -297,7 +297,7 @@ def test_vertex_map_without_lists_or_count(backend, n):
     x = np.random.default_rng(n).random(n + 3)
     part = backend.part(n + 3)
     out = backend.put(np.full(n + 3, -1.0))
-    assert vertex_map(part, square_into, backend.put(x), out, n=n) == 0
+    assert vertex_map(part, square_into, backend.put(x), out, n=n) is None
     want = np.r_[x[:n] ** 2, [-1.0] * 3]
     assert np.array_equal(backend.get(out), want)
     items = np.arange(n + 3)[::-2].astype(np.int64)
