@@ -93,9 +93,6 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
         flush(sent, n_sent, touched, touched_len)
 
 
-advance_queue.flat = True     # as vertex_apply's
-
-
 def pull_reduce(indptr, indices, weights, first, end, pf, args):
     start = indptr[first]
     total = indptr[end] - start
@@ -417,7 +414,7 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
     many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
     (par if many else ser)(indptr, indices, _dummy(np.float64) if weights is None else weights,
                            n_local, queue, qlen, *_outs(outs), touched, count,
-                           _dummy(np.float64) if pf is None else pf, *args)
+                           _dummy(np.float64) if pf is None else pf, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
