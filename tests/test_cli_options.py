@@ -167,6 +167,8 @@ def test_python_api_documents_its_keywords():
 
 
 def test_mpi_check_runs_without_a_gpu_by_default():
-    proc = run_cli("--ranks", 2, "--graph", "rmat:8", "--algorithms", "bfs", "--trials", 1,
+    """mpi_check on its default device, two ranks against one process (its smoke test)."""
+    proc = run_cli("--ranks", 2, "--graph", "rmat:9", "--algorithms", "bfs", "--trials", 1,
                    module="experiments.mpi_check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "results MATCH" in proc.stdout and "all results match" in proc.stdout

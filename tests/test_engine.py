@@ -101,7 +101,8 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOpti
             if share == 1.0 and gpus > 1:
                 continue   # the same single-CPU-partition plan
             plan = partition(graph, strategy, share, gpus, seed=1, hub_sort=hub_sort)
-            for device in devices:
+            # a plan without a GPU partition is the same CPU partitions on every device
+            for device in devices if "gpu" in plan.kinds else devices[:1]:
                 engine = Engine(plan, device, edges=edges)
                 # PageRank-Delta's 60-80 supersteps (and converged PageRank's): on large
                 # graphs, one mixed share only

@@ -165,15 +165,6 @@ def test_mpi_scaling_smoke(tmp_path):
                if c["ranks"] <= 8)
 
 
-def test_mpi_check_smoke():
-    proc = subprocess.run([sys.executable, "-m", "experiments.mpi_check", "--ranks", "2",
-                           "--graph", "rmat:9", "--device", "emulated", "--algorithms", "bfs",
-                           "--trials", "1"], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env=_mpi_env())
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "results MATCH" in proc.stdout and "all results match" in proc.stdout
-
-
 def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     """The two GPU benchmarks on the emulated device at a tiny size: every configuration runs,
     agrees with the CPU-only result and lands in the JSON."""
