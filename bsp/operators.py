@@ -189,9 +189,9 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
     """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
     of `vertices` (`length` of them). Where it returns true, v is appended to `out` (a second
     list takes those returning 2). With `count`, returns how many returned true (on a GPU this
-    waits for the result); else None. `consume`: the counter of the list `vertices` came from, emptied by
-    the same launch (a list taken as the step's queue). `prefetch`: as advance's, for the items
-    of `vertices`."""
+    waits for the result), else None. `consume`: the counter of the list `vertices` came from,
+    emptied by the same launch (a list taken as the step's queue). `prefetch`: as advance's, for
+    the items of `vertices`."""
     if vertices is not None:
         n = vertices.size if length is None else length
     elif n is None:
