@@ -149,9 +149,12 @@ def matrix(comm, folder, devices):
                 run_on = (devices[turn % len(devices)],)
             else:       # every other (graph, plan), the devices taking turns
                 run_on = () if turn % 2 else (devices[turn // 2 % len(devices)],)
+            # PageRank-Delta and converged PageRank (three quarters of the supersteps, which
+            # dominate under mpirun) each on a third of the (graph, plan) runs
+            delta, converged = turn % 3 == 0, turn % 3 == 1
             for device in run_on:
                 engine = MpiEngine(mine, comm, device)
-                for alg in algorithms(source):
+                for alg in algorithms(source, delta, converged=converged):
                     got, _ = engine.run(alg)
                     runs += 1
                     if root:
