@@ -341,8 +341,7 @@ def specialized(template, glob, name, arity):
     k = next(i for i, line in enumerate(lines) if line.rstrip().endswith("):"))
     head = "\n".join(lines[:k + 1]).replace(f"def {template.__name__}(", f"def {name}(", 1)
     if flat:
-        head = head.replace("args):", ", ".join(names) + "):" if arity else "):")
-        head = head.replace(", ):", "):")
+        head = head.replace(", args):", "".join(f", {a}" for a in names) + "):")
     body = "\n".join(lines[k + 1:]).replace("*args", ", ".join(names))
     unpack = f"    {', '.join(names)}, = args\n" if arity and not flat else ""
     source = f"{head}\n{unpack}{body}\n"
