@@ -191,7 +191,7 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
     list takes those returning 2). With `count`, returns how many returned true (on a GPU this
     waits for the result), else None. `consume`: the counter of the list `vertices` came from,
     emptied by the same launch (a list taken as the step's queue). `prefetch`: as advance's, for
-    the items of `vertices`."""
+    the items of `vertices`, or a pair of arrays (both prefetched)."""
     if vertices is not None:
         n = vertices.size if length is None else length
     elif n is None:

@@ -46,7 +46,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = functor
-WEIGHTED = RECORD = PREFETCHING = QUEUE = False
+WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = False
 OUTPUTS = 0
 
 
@@ -185,7 +185,7 @@ def pull_search(indptr, indices, weights, first, end, out0, len0, args):
         flush(buf, count, out0, len0)
 
 
-def vertex_map(n, queue, out0, len0, out1, len1, pf, args):
+def vertex_map(n, queue, out0, len0, out1, len1, pf, pf2, args):
     nblocks = max(1, min(BLOCKS, n // 4096))
     selected = 0
     for b in prange(nblocks):
@@ -197,6 +197,8 @@ def vertex_map(n, queue, out0, len0, out1, len1, pf, args):
         for i in range(b * n // nblocks, end):
             if PREFETCHING and QUEUE and i + PREFETCH < end:   # a list's vertices: random reads
                 prefetch(pf, queue[i + PREFETCH])
+                if PREFETCHING2:
+                    prefetch(pf2, queue[i + PREFETCH])
             v = queue[i] if QUEUE else i
             r = functor(v, *args)
             if r:
@@ -210,7 +212,7 @@ def vertex_map(n, queue, out0, len0, out1, len1, pf, args):
     return selected
 
 
-def vertex_apply(n, queue, pf, args):
+def vertex_apply(n, queue, pf, pf2, args):
     """vertex_map with nothing to list or count: one `prange` over the vertices, which Numba
     vectorises where it can (a PageRank contribution pass over 1M vertices, 2 threads: 0.2 ms,
     against 1.3-1.7 ms as vertex_map's loops over blocks). `flat`: the functor's arguments are
@@ -220,6 +222,8 @@ def vertex_apply(n, queue, pf, args):
     for i in prange(n):
         if PREFETCHING and QUEUE and i + PREFETCH < n:
             prefetch(pf, queue[i + PREFETCH])
+            if PREFETCHING2:
+                prefetch(pf2, queue[i + PREFETCH])
         functor(queue[i] if QUEUE else i, *args)
 
 
@@ -439,17 +443,22 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
 
 def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):
     """fn(v) for v in 0..n-1, or for the items queue[:n]; returns how many returned true;
-    `consume` (a list counter) is set to 0 afterwards; `pf` is prefetched at upcoming items."""
-    switches = dict(QUEUE=queue is not None, PREFETCHING=pf is not None)
-    queue, pf = _dummy() if queue is None else queue, _dummy(np.float64) if pf is None else pf
+    `consume` (a list counter) is set to 0 afterwards; `pf`, an array or a pair of arrays, is
+    prefetched at upcoming items."""
+    pf, pf2 = pf if isinstance(pf, tuple) else (pf, None)
+    switches = dict(QUEUE=queue is not None, PREFETCHING=pf is not None,
+                    PREFETCHING2=pf2 is not None)
+    queue = _dummy() if queue is None else queue
+    pf, pf2 = (_dummy(np.float64) if a is None else a for a in (pf, pf2))
     if not outs and not count:
         par, ser = compiled(vertex_apply, {"functor": fn}, len(args), **switches)
-        (par if n >= SERIAL_ITEMS else ser)(n, queue, pf, *args)
+        (par if n >= SERIAL_ITEMS else ser)(n, queue, pf, pf2, *args)
         selected = 0
     else:
         par, ser = compiled(vertex_map, {"functor": fn}, len(args), OUTPUTS=len(outs),
                             **switches)
-        selected = int((par if n >= SERIAL_ITEMS else ser)(n, queue, *_outs(outs), pf, args))
+        selected = int((par if n >= SERIAL_ITEMS else ser)(n, queue, *_outs(outs), pf, pf2,
+                                                            args))
     if consume is not None:     # after the launch, which read the list's items only
         consume[0] = 0
     return selected

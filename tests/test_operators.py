@@ -262,22 +262,25 @@ def classify(v, cls, seen):
 @pytest.mark.parametrize("outputs", [0, 1, 2])
 @pytest.mark.parametrize("n", [100, 10_000])
 def test_vertex_map(backend, outputs, n):
-    """vertex_fn once for every vertex v < n (or each item of a list, `length` of them); the
-    count of those it returned true for; lists as advance fills them."""
+    """vertex_fn once for every vertex v < n (or each item of a list, `length` of them, with
+    the default prefetch or a pair of arrays); the count of those it returned true for; lists as
+    advance fills them."""
     rng = np.random.default_rng(n + outputs)
     cls = rng.integers(0, 3, n + 5)
     part = backend.part(n + 5)
     listed = rng.permutation(n + 5)[:n // 2].astype(np.int64)
-    for vertices in (None, listed):
+    for vertices, pair in ((None, False), (listed, False), (listed, True)):
         lists, out = lists_for(backend, outputs, n)
         seen = backend.put(np.zeros(n + 5, np.int64))
+        cls_in = backend.put(cls)
         if vertices is None:
-            count = vertex_map(part, classify, backend.put(cls), seen, n=n, out=out, count=True)
+            count = vertex_map(part, classify, cls_in, seen, n=n, out=out, count=True)
             done = np.arange(n)
         else:
             padded = backend.put(np.concatenate([vertices, [0, 1, 2]]))    # past `length`
-            count = vertex_map(part, classify, backend.put(cls), seen, vertices=padded,
-                               length=vertices.size, out=out, count=True)
+            count = vertex_map(part, classify, cls_in, seen, vertices=padded,
+                               length=vertices.size, out=out, count=True,
+                               prefetch=(seen, cls_in) if pair else None)
             done = vertices
         assert np.array_equal(backend.get(seen), np.isin(np.arange(n + 5), done))
         assert count == np.count_nonzero(cls[done])

@@ -169,7 +169,7 @@ class SSSP(Algorithm):
             put(part, s.keep_len, 0, 0)
             put(part, s.far_min, slice(None), np.inf)
             vertex_map(part, split, s.dist, s.pending, s.mark, self.bound, s.far_min,
-                       vertices=s.far, length=far_len,
+                       vertices=s.far, length=far_len, prefetch=(s.pending, s.dist),
                        out=((s.near, s.near_len), (s.keep, s.keep_len)))
             s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
             s.split_bound = self.bound
