@@ -47,6 +47,7 @@ def graph(weighted):
                      f"rmat:{scale}", directed=False)
     g = totem_py.generate(f"rmat:{scale}", undirected=True, weighted=weighted)
     if path:
+        os.makedirs(keep, exist_ok=True)
         np.savez(path + ".part.npz", indptr=g.indptr, indices=g.indices,
                  **({"weights": g.weights} if weighted else {}))
         os.replace(path + ".part.npz", path)
