@@ -168,6 +168,8 @@ class SSSP(Algorithm):
             far_len = int(part.to_host(s.far_len, count=False)[0])
             put(part, s.keep_len, 0, 0)
             put(part, s.far_min, slice(None), np.inf)
+            # both arrays the split reads are prefetched: with dist alone, splits of 4.7-8.3M
+            # items took 1.33-1.63x as long on 16 threads (rmat:24, one H100 host's CPU)
             vertex_map(part, split, s.dist, s.pending, s.mark, self.bound, s.far_min,
                        vertices=s.far, length=far_len, prefetch=(s.pending, s.dist),
                        out=((s.near, s.near_len), (s.keep, s.keep_len)))
