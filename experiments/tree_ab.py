@@ -6,10 +6,11 @@ Each tree runs in its own process (its packages first on sys.path) through its p
 `totem_py.run`, one after the other on the same host: BFS, PageRank, SSSP and CC on rmat:SCALE
 undirected, CPU only, GPU only, HIGH 0.5, HIGH 0.25 and GPU only with a quarter of the edge bytes
 as --gpu-memory (streamed), with one fixed source for BFS and SSSP (a tree's default source may
-differ, and SSSP's work depends on it). `--repeat N` runs old then new N times, a cell's time
-being the median of its rounds'. Prints each cell as it finishes and, at the end, both times,
-their ratio and whether the results agree; the JSON is rewritten after each cell, so a run cut
-short keeps what it finished.
+differ, and SSSP's work depends on it); the algorithms of a configuration share its partitioning
+(as in experiments.bench_gpu). `--repeat N` runs old then new N times, a cell's time being the
+median of its rounds'. Prints each cell as it finishes and, at the end, both times, their ratio
+and whether the results agree; the JSON is rewritten after each cell, so a run cut short keeps
+what it finished.
 """
 
 import argparse
@@ -35,7 +36,6 @@ sys.path.insert(0, tree)
 import numpy as np, totem_py
 from totem_py.graph import Graph
 configs, keep = json.loads(sys.argv[7]), sys.argv[8]
-graphs = {}
 
 
 def graph(weighted):
@@ -54,11 +54,9 @@ def graph(weighted):
     return g
 
 
-for alg in algorithms.split(","):
-    weighted = alg == "sssp"
-    if weighted not in graphs:
-        graphs[weighted] = graph(weighted)
-    g = graphs[weighted]
+names = algorithms.split(",")
+for weighted in sorted({a == "sssp" for a in names}):     # SSSP's graph has weights
+    g = graph(weighted)
     for name, kw in configs.items():
         kw = dict(kw)
         if kw.pop("streamed", False):
@@ -67,14 +65,18 @@ for alg in algorithms.split(","):
             if device != "gpu":
                 kw["chunk_bytes"] = 1 << 12
         kw.setdefault("device", device)
-        extra = {"source": int(source)} if alg in ("bfs", "sssp") else {}
-        trials = 15 if alg in ("bfs", "cc") and name != "cpu" else 3
-        r = totem_py.run(g, alg, partition="HIGH", trials=trials, threads=int(threads), **extra,
-                         **kw)
-        v = np.asarray(r.values, dtype=np.float64)
-        print(json.dumps(dict(algorithm=alg, config=name, time_s=r.metrics["time_s"],
-                              supersteps=r.metrics["supersteps"],
-                              check=float(np.where(np.isfinite(v), v, 0).sum()))), flush=True)
+        plan = None         # one partitioning a configuration, for each of its algorithms
+        for alg in [a for a in names if (a == "sssp") == weighted]:
+            extra = {"source": int(source)} if alg in ("bfs", "sssp") else {}
+            trials = 15 if alg in ("bfs", "cc") and name != "cpu" else 3
+            r = totem_py.run(g, alg, partition="HIGH", trials=trials, threads=int(threads),
+                             plan=plan, **extra, **kw)
+            plan = r.plan
+            v = np.asarray(r.values, dtype=np.float64)
+            print(json.dumps(dict(algorithm=alg, config=name, time_s=r.metrics["time_s"],
+                                  supersteps=r.metrics["supersteps"],
+                                  check=float(np.where(np.isfinite(v), v, 0).sum()))), flush=True)
+        plan = r = None     # its device arrays go before the next configuration's
 """
 
 
