@@ -124,7 +124,7 @@ def main(argv=None):
     print(header(prov), flush=True)
     times = {}      # (tree, algorithm, config) -> each round's time (s)
     checks = {}     # (tree, algorithm, config) -> the result's checksum
-    cells = []      # (algorithm, config), in the order they run
+    cells = []      # (algorithm, config), in the order they first ran
 
     def row(key):
         old_ms, new_ms = (1e3 * median(times[tree, *key]) for tree in ("old", "new"))
@@ -135,8 +135,10 @@ def main(argv=None):
                     new_rounds_ms=[1e3 * t for t in times["new", *key]])
 
     def rows():
-        """The cells both trees have run, over the rounds so far."""
-        return [row(key) for key in cells if ("new", *key) in times]
+        """The cells both trees have run, over the rounds so far, by algorithm as asked."""
+        order = args.algorithms.split(",")
+        return [row(key) for key in sorted(cells, key=lambda k: order.index(k[0]))
+                if ("new", *key) in times]
 
     for k in range(args.repeat):
         for tree, path in (("old", args.old), ("new", args.new)):
