@@ -3,7 +3,8 @@
     python -m experiments.figures [--results docs/results] [--out docs/results]
 
 - totem_rmat24_h100.png: ours against the original TOTEM, one pair of bars per cell TOTEM reports
-  (algorithm x configuration), from bench_gpu_rmat24_h100.json and bench_gpu.TOTEM_MS;
+  (algorithm x configuration), from bench_gpu_rmat24_h100.json and the TOTEM times it was run
+  against (its `totem` entry);
 - engines_rmat26_h100.png: the share of active chunks each transfer engine served per superstep of
   every auto run (HyTGraph fig. 6), from bench_transfer_rmat26_h100.json;
 - offload_rmat24_h200/: the offload sweep's figures and tables (experiments.plot_sweep), from its
@@ -18,7 +19,6 @@ import sys
 from pathlib import Path
 
 from . import plot_sweep
-from .bench_gpu import TOTEM_MS
 from .bench_transfer import plot as plot_engines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,12 +26,12 @@ NAMES = {"bfs": "BFS", "pagerank": "PageRank, 5 rounds", "sssp": "SSSP", "cc": "
 CONFIG_NAMES = {"cpu": "CPU only", "gpu": "GPU only", "mapped": "mapped"}
 
 
-def totem_cells(records):
+def totem_cells(records, totem_ms):
     """[(algorithm, config, ours ms, TOTEM ms)] for every measured cell TOTEM reports, in
-    TOTEM_MS's order."""
+    totem_ms's order (algorithm -> {configuration: ms})."""
     ours = {(r["algorithm"], r["config"]): 1e3 * r["time_s"] for r in records}
     return [(alg, config, ours[alg, config], totem)
-            for alg, row in TOTEM_MS.items() for config, totem in row.items()
+            for alg, row in totem_ms.items() for config, totem in row.items()
             if (alg, config) in ours]
 
 
@@ -74,7 +74,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
 
     bench = json.loads((res / "bench_gpu_rmat24_h100.json").read_text())
-    cells = totem_cells(bench["records"])
+    cells = totem_cells(bench["records"], bench["totem"]["times_ms"])
     if not cells:
         sys.exit(f"{res / 'bench_gpu_rmat24_h100.json'}: no record of a cell TOTEM reports")
     plot_totem(cells, out / "totem_rmat24_h100.png",

@@ -17,7 +17,7 @@ import json
 import sys
 
 import totem_py
-from experiments.bench_gpu import TOTEM_MS, same
+from experiments.bench_gpu import TOTEM_MAPPED_MS, same
 from experiments.provenance import header, provenance
 from totem_py.run import parse_bytes
 
@@ -63,7 +63,7 @@ def main(argv=None):
             check = ("reference" if alg not in refs
                      else "same" if same(alg, r.values, refs[alg]) else "DIFFERS")
             refs.setdefault(alg, r.values)
-            totem = TOTEM_MS.get(alg, {}).get("mapped") if "gpu only" in label else None
+            totem = TOTEM_MAPPED_MS.get(alg) if "gpu only" in label else None
             print(f"{alg:9} {label:26} {m['cpu_share']:9.3f} {m['time_s'] * 1e3:9.2f} "
                   f"{totem or '-':>15}  {check}", flush=True)
             records.append(dict(m, configuration=label, check=check))

@@ -199,14 +199,26 @@ def test_bench_gpu_takes_totem_s_column_from_totem_baseline(tmp_path):
         "bfs": {"cpu": 4000.0}})))
     proc = _run("experiments.bench_gpu", "--scale", "8", "--device", "emulated", "--configs",
                 "cpu", "--algorithms", "bfs", "--trials", "1", "--threads", "1", "--totem",
-                str(totem))
+                str(totem), "--json", str(tmp_path / "bench.json"))
     assert f"# TOTEM column: {totem}: TOTEM on 16 cores (X)" in proc.stdout
     row = next(line for line in proc.stdout.splitlines() if line.startswith("bfs "))
-    assert row.split()[6] == "4000.0" and float(row.split()[7]) < 0.01    # TOTEM ms, ratio
+    # TOTEM ms, ratio, the target and whether the cell is within it
+    assert row.split()[6] == "4000.0" and float(row.split()[7]) < 0.01
+    assert row.split()[8:10] == ["0.80", "met"]
+    record = json.loads((tmp_path / "bench.json").read_text())
+    assert record["totem"]["times_ms"] == {"bfs": {"cpu": 4000.0}}
     bad = subprocess.run([sys.executable, "-m", "experiments.bench_gpu", "--scale", "9",
                           "--device", "emulated", "--totem", str(totem)], cwd=REPO,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "rmat:8, not rmat:9" in bad.stderr
+
+
+def test_bench_gpu_targets():
+    """Ours / TOTEM aimed at: 0.8 in every cell, 0.9 in the few-ms hybrid BFS cells."""
+    from experiments.bench_gpu import TOTEM_MS, target
+    assert target("bfs", "HIGH 0.25") == target("bfs", "RAND 0.5") == 0.9
+    assert target("bfs", "cpu") == target("bfs", "gpu") == target("pagerank", "HIGH 0.5") == 0.8
+    assert set(TOTEM_MS) == {"bfs", "pagerank", "sssp", "cc"}
 
 
 def test_bench_transfer_measures_each_hub_sort(tmp_path):
