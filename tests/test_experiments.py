@@ -425,3 +425,31 @@ def test_hytgraph_baseline_edge_list_and_runs(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "experiments.hytgraph_baseline", "--bin",
                               str(tmp_path)], cwd=REPO, capture_output=True, text=True)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_cold_start_pairs_an_empty_cache_with_the_cache_it_filled(tmp_path, monkeypatch, capsys):
+    """Each pair runs cold in a new empty cache folder, then cached in the same folder; the table
+    and the JSON give every process's wall time (the runs themselves are stood in for here: a
+    real cold run compiles for about 15 s on 2 cores)."""
+    from experiments import cold_start
+    calls = []
+
+    def start(args, cache, out):
+        first = cache not in [c for _, c in calls]
+        calls.append((args[1], cache))
+        assert os.path.isdir(cache) and (os.listdir(cache) == []) == first
+        if first:
+            (Path(cache) / "kernel.nbi").write_text("")     # what the cold run leaves
+        return (12.0 if first else 2.0), dict(time_s=0.005, device="cpu",
+                                               graph=dict(spec="rmat:8"))
+
+    monkeypatch.setattr(cold_start, "start", start)
+    out = tmp_path / "cold.json"
+    assert cold_start.main(["--algorithms", "bfs,cc", "--repeat", "2", "--json", str(out),
+                            "--", "--graph", "rmat:8"]) == 0
+    assert [a for a, _ in calls] == ["bfs"] * 4 + ["cc"] * 4
+    assert len({c for _, c in calls}) == 4        # a new empty cache per pair
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["algorithm"], r["cold_s"], r["cached_s"]) for r in rows] == [
+        ("bfs", [12.0, 12.0], [2.0, 2.0]), ("cc", [12.0, 12.0], [2.0, 2.0])]
+    assert "bfs           12.00      2.00      5.00" in capsys.readouterr().out
