@@ -269,8 +269,9 @@ class Engine:
             box = part.empty(n, mode.message.dtype)
         part.boxes[mode.name] = box
         if mode.exchange == "pull":
-            if mode.state is not None:      # it writes a state array's tail: maybe a push box
-                part.clean_box = None
+            clean = part.boxes.get(part.clean_box)
+            if mode.state is not None and (clean is None or clean.base is box.base):
+                part.clean_box = None       # it writes a state array's tail: the push box's
             return
         outbox = part.outboxes.get(mode.name)
         if outbox is None or outbox.touched.size != n:

@@ -440,6 +440,7 @@ def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
         part = SimulatedGpuPartition(plan, pid, edges)
     else:
         part = EmulatedGpuPartition(plan, pid, edges)
+    part.run_device = device        # the run's, which every partition of it shares
     # does this run use real GPUs and no CPU partition?
     part.gpus_only = device == "gpu" and "cpu" not in plan.kinds
     return part

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import totem_py
+
 from bsp import EdgeOptions, Engine
 from partitioners import partition
 from totem_py import reference as ref
@@ -45,10 +47,12 @@ def expected(graph, source, tol=TOL):
 
 
 def algorithms(source, delta=True, tolerance=TOLERANCE, converged=True, tol=TOL, bc=True):
-    """The algorithms of the matrix; `delta`, `converged` and `bc`: with PageRank-Delta,
+    """The algorithms of the matrix (PageRank twice: plain rounds and split ones); `delta`, `converged` and `bc`: with PageRank-Delta,
     converged PageRank and BC (their many supersteps are left out where the caller says), at
     `tolerance` and `tol`."""
-    algs = [PageRank(ITERATIONS), CC()] + ([PageRankDelta(tolerance)] if delta else []) + \
+    # PageRank also with split rounds (the GPUs doing the CPU-GPU edges), on by default on GPUs
+    algs = [PageRank(ITERATIONS), PageRank(ITERATIONS, split=True), CC()] + \
+        ([PageRankDelta(tolerance)] if delta else []) + \
         ([PageRank(tol=tol)] if converged else [])
     if source is not None:
         algs += [BFS(source), SSSP(source)] + ([BC([source])] if bc else [])
@@ -282,3 +286,25 @@ def test_sssp_over_more_steps_than_its_flags_have_marks(device):
         got, records = engine.run(CheckedMarks(s, delta=2.5))
         assert len(records) > 2 * 255
         assert mismatch("sssp", got, ref.sssp_distances(g, s)) is None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pagerank_split_rounds(device):
+    """Split rounds (the GPU partitions add their contributions into the CPU's vertices, the
+    CPU reads only its own): two supersteps a round, TEPS counting rounds, far fewer messages
+    than plain rounds and the same ranks; off by default on host devices and directed graphs."""
+    g = totem_py.generate("rmat:9", undirected=True)
+    want = ref.pagerank(g, ITERATIONS)
+    plan = partition(g, "HIGH", 0.5, 1, seed=1)
+    runs = {}
+    for split in (None, True):
+        r = totem_py.run(g, PageRank(ITERATIONS, split=split), plan=plan, device=device)
+        runs[split] = r.metrics
+        assert np.abs(r.values - want).sum() <= 1e-6
+    plain, split = runs[None], runs[True]
+    assert (plain["supersteps"], split["supersteps"]) == (ITERATIONS, 2 * ITERATIONS)
+    assert split["teps"] * split["time_s"] == pytest.approx(g.n_edges * ITERATIONS)
+    messages = [sum(s["messages"] for s in m["per_superstep"]) for m in (plain, split)]
+    assert messages[1] < messages[0] / 2, messages
+    r = totem_py.run(totem_py.generate("rmat:9"), PageRank(ITERATIONS, split=True), cpu_share=0.5, device=device)
+    assert r.metrics["supersteps"] == ITERATIONS

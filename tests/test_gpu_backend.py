@@ -24,15 +24,21 @@ TEMPLATES = ["advance_lb", "bitmap", "pull_thread", "pull_warp", "scatter", "ver
 @pytest.mark.parametrize("name", ["rmat_small", "star", "disconnected"])
 def test_algorithms_compile_for_the_gpu(name, monkeypatch):
     """GPU partitions' operator calls compiled by the GPU backend and computed by the CPU's, at
-    cpu shares 0 and 0.5, with one and two GPU partitions; results against the references."""
+    cpu shares 0 and 0.5, with one and two GPU partitions; results against the references.
+    rmat_small is made undirected, for PageRank's split rounds."""
     import kernels_gpu.operators as gpu
     monkeypatch.setattr(EmulatedGpuPartition, "operator_package", "tests.ptxcheck")
     monkeypatch.setattr(gpu, "_KERNELS", {})
-    check_matrix(with_random_weights(toy_graphs()[name], seed=3), "HIGH", devices=("emulated",),
+    graph = toy_graphs()[name]
+    if name == "rmat_small":
+        graph = graph.to_undirected()
+    check_matrix(with_random_weights(graph, seed=3), "HIGH", devices=("emulated",),
                  shares=(0.0, 0.5), gpus_list=(1, 2))
     compiled = {key[0].__name__ for key, kernel in gpu._KERNELS.items() if kernel.launches}
     if name == "rmat_small":        # BFS goes bottom-up there: every template is used
         assert sorted(compiled) == TEMPLATES
+        assert any(kernel.launches and "push_partial" in [getattr(f, "__name__", "") for f in key]
+                   for key, kernel in gpu._KERNELS.items()), "split rounds: not compiled"
     else:
         assert compiled
 
@@ -46,9 +52,10 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     r = json.loads(report.read_text())
     assert not r["failures"], "\n".join(r["failures"])
-    assert r["runs"] == 42       # 3 graphs x 2 configurations x 7 algorithms
+    assert r["runs"] == 48       # 3 graphs x 2 configurations x 8 algorithms (PageRank twice)
     assert r["templates"] == TEMPLATES
     assert r["modes"]["bfs"] == ["pull", "push"]
+    assert r["modes"]["pagerank"] == ["partials", "pull"]      # split rounds on rmat6, hybrid
 
 
 _LAUNCHER = r"""
