@@ -159,13 +159,15 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
 
 
 def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,
-         reads=None, prefetch=None):
+         reads=None, prefetch=None, local=False):
     """Walk the edges (v, u, w) of rows v of `view` (for the "in" view: v's in-edges).
     With `apply`: s = the sum over the row of edge_fn(v, u, w, *args) (float64), then
     apply(v, s, *args), for every row (or the rows of the list `rows`, `length` of them).
     Without: the rows for which row_fn(v, *args) is true walk their edges until edge_fn is true
     for one; such rows are appended to `out` (a Frontier's next queue or a list).
-    `reads` tells streamed edges which rows are read (see DeviceView.row_segments)."""
+    `reads` tells streamed edges which rows are read (see DeviceView.row_segments). `local`
+    (with apply, over every row): edge_fn gives 0 for a ghost u, so the CPU backend may skip a
+    row's edges to ghosts (a prefix or a suffix of the row); the GPU walks them."""
     v, ops = _view(part, view), backend(part)
     if rows is not None:
         if apply is None:
@@ -181,7 +183,8 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
     pf = _prefetched(prefetch, args) if apply is not None else None
     for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
         ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
-                 apply_fn=apply, out=lists[0] if lists else None, pf=pf)
+                 apply_fn=apply, out=lists[0] if lists else None, pf=pf,
+                 local=v.n_local if local and apply is not None else -1)
 
 
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,

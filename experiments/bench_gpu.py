@@ -32,8 +32,8 @@ import totem_py
 from experiments.provenance import header, provenance
 
 # The original TOTEM (netsyslab/Totem, built for sm_90) on GAP's Kronecker scale-24 graph (rmat:24's
-# generator parameters), median of repetitions 2-4, measured on one H200 host (16 cores) in one
-# call with this benchmark. CPU-bound cells vary by up to 2x between hosts of one type: a ratio
+# generator parameters), median of repetitions 2-4, measured on one H200 host (16 cores) right
+# after this benchmark. CPU-bound cells vary by up to 2x between hosts of one type: a ratio
 # against this table from another host says little about them; experiments.totem_baseline on
 # the same host (--totem) says more.
 TOTEM_HOST = "an H200 host (16 cores)"
@@ -178,7 +178,8 @@ def main(argv=None):
     records = []
     reference = {}   # algorithm -> CPU-only result (itself checked by the verifier)
     print(f"{'algorithm':9} {'config':10} {'time ms':>10} {'MTEPS':>9} {'steps':>6} "
-          f"{'ovh ms':>7} {'TOTEM ms':>9} {'ratio':>6} {'target':>10} {'trials':>6}  check", flush=True)
+          f"{'ovh ms':>7} {'TOTEM ms':>9} {'ratio':>6} {'target':>10} {'trials':>6}  check",
+          flush=True)
     for label, strategy, share, device, transfer in configurations(
             args.configs.split(","), args.strategies.split(","), shares, args.device):
         plan = None

@@ -36,9 +36,10 @@ def start(args, cache, out):
     proc = subprocess.run([sys.executable, "-m", "totem_py.run", *args, "--quiet", "--json", out],
                           env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        sys.exit(f"cold_start: {' '.join(args)}: exit {proc.returncode}: "
-                 f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}")
+    if proc.returncode != 0:        # its one-line error, and its exit status
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+        print(f"cold_start: totem_py.run {' '.join(args)}: {last}", file=sys.stderr)
+        sys.exit(proc.returncode)
     with open(out) as f:
         return wall, json.load(f)
 

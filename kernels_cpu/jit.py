@@ -242,3 +242,32 @@ def append(buf, count, item, queue, length):
     if count == APPEND:
         count = flush(buf, count, queue, length)
     return count
+
+
+@njit(nogil=True, cache=True, inline="always")
+def local_span(indices, a, b, limit, lo, hi):
+    """The part within [lo, hi) of row [a, b)'s edges to local vertices (targets below
+    `limit`), which are a prefix or a suffix of the row (partitioners' plan_sort_rows), found by
+    binary search: (start, stop), empty if start >= stop."""
+    if a == b:
+        return lo, lo
+    first, last = a, b
+    if indices[a] < limit:         # local edges first: the first edge to a ghost ends them
+        x, y = a, b
+        while x < y:
+            mid = (x + y) >> 1
+            if indices[mid] < limit:
+                x = mid + 1
+            else:
+                y = mid
+        last = x
+    else:                           # ghosts first: the first local edge starts them
+        x, y = a, b
+        while x < y:
+            mid = (x + y) >> 1
+            if indices[mid] >= limit:
+                x = mid + 1
+            else:
+                y = mid
+        first = x
+    return max(first, lo), min(last, hi)

@@ -35,7 +35,7 @@ from bsp import intrinsics
 
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
-                  frontier_blocks, prefetch_rows, queue_edges, row_blocks, spread)
+                  frontier_blocks, local_span, prefetch_rows, queue_edges, row_blocks, spread)
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
@@ -46,7 +46,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = functor
-WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = False
+WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = LOCAL = False
 OUTPUTS = 0
 
 
@@ -93,7 +93,7 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
         flush(sent, n_sent, touched, touched_len)
 
 
-def pull_reduce(indptr, indices, weights, first, end, pf, args):
+def pull_reduce(indptr, indices, weights, first, end, limit, pf, args):
     start = indptr[first]
     total = indptr[end] - start
     nblocks = max(1, min(BLOCKS * 4, total // EDGES_PER_BLOCK))
@@ -112,9 +112,12 @@ def pull_reduce(indptr, indices, weights, first, end, pf, args):
         while lo < hi and v < end:
             stop = min(hi, indptr[v + 1])
             s = 0.0
-            for e in range(lo, stop):
-                if PREFETCHING and e + PREFETCH < hi:   # a block's rows are contiguous
-                    prefetch(pf, indices[e + PREFETCH])
+            e0, e1 = lo, stop
+            if LOCAL:       # the row's edges to local vertices only (targets below limit)
+                e0, e1 = local_span(indices, indptr[v], indptr[v + 1], limit, lo, stop)
+            for e in range(e0, e1):
+                if PREFETCHING and e + PREFETCH < (e1 if LOCAL else hi):    # a block's rows
+                    prefetch(pf, indices[e + PREFETCH])                     # are contiguous
                 if WEIGHTED:
                     s += functor(v, indices[e], weights[e], *args)
                 else:
@@ -421,7 +424,9 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None):
+         queue=None, qlen=0, pf=None, local=-1):
+    """`local` >= 0: a reducing pull over all rows walks only the edges to targets below it
+    (fn gives 0 for the others)."""
     w = _dummy(np.float64) if weights is None else weights
     many = end - first >= SERIAL_ITEMS or indptr[end] - indptr[first] >= SERIAL_EDGES
     if apply_fn is not None and queue is not None:
@@ -431,8 +436,9 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         (par if many else ser)(indptr, indices, w, queue, qlen, args)
     elif apply_fn is not None:
         par, ser = compiled(pull_reduce, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                            WEIGHTED=weights is not None, PREFETCHING=pf is not None)
-        (par if many else ser)(indptr, indices, w, first, end,
+                            WEIGHTED=weights is not None, PREFETCHING=pf is not None,
+                            LOCAL=local >= 0)
+        (par if many else ser)(indptr, indices, w, first, end, local,
                                _dummy(np.float64) if pf is None else pf, args)
     else:
         par, ser = compiled(pull_search, {"functor": fn, "row_fn": row_fn}, len(args),

@@ -500,7 +500,8 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None):
+         queue=None, qlen=0, pf=None, local=-1):
+    """`local` (a hint: fn gives 0 for ghost targets) is not used: a warp walks whole rows."""
     p = _place()
     w = p.floats if weights is None else weights
     if apply_fn is not None:

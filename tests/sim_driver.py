@@ -8,9 +8,10 @@ The simulator (NUMBA_ENABLE_CUDASIM=1, set here before numba.cuda is imported) r
 backend's kernels and the algorithms' functors as Python, thread by thread, on NumPy arrays:
 about a thousand times slower than a CPU kernel, so only toy graphs, under HIGH, with every
 partition a simulated GPU (two of them, exchanging through ghosts) and hybrid (a CPU partition
-and one simulated GPU); rmat6 is undirected (PageRank's split rounds need it). PageRank-Delta and converged PageRank run at a tolerance of 1e-3 (their
-step counts grow with the tolerance's log: 32 rounds instead of 75 for converged PageRank on
-star; the check uses the tolerance they ran at). Writes a JSON report:
+and one simulated GPU); rmat6 is undirected (PageRank's split rounds need it). PageRank-Delta and
+converged PageRank run at a tolerance of 1e-3 (their step counts grow with the tolerance's log:
+32 rounds instead of 75 for converged PageRank on star; the check uses the tolerance they ran
+at). Writes a JSON report:
 the runs, the failures, the templates of kernels_gpu/operators.py that were compiled, and the
 modes each algorithm ran in.
 """

@@ -47,9 +47,9 @@ def expected(graph, source, tol=TOL):
 
 
 def algorithms(source, delta=True, tolerance=TOLERANCE, converged=True, tol=TOL, bc=True):
-    """The algorithms of the matrix (PageRank twice: plain rounds and split ones); `delta`, `converged` and `bc`: with PageRank-Delta,
-    converged PageRank and BC (their many supersteps are left out where the caller says), at
-    `tolerance` and `tol`."""
+    """The algorithms of the matrix (PageRank twice: plain rounds and split ones); `delta`,
+    `converged` and `bc`: with PageRank-Delta, converged PageRank and BC (their many supersteps
+    are left out where the caller says), at `tolerance` and `tol`."""
     # PageRank also with split rounds (the GPUs doing the CPU-GPU edges), on by default on GPUs
     algs = [PageRank(ITERATIONS), PageRank(ITERATIONS, split=True), CC()] + \
         ([PageRankDelta(tolerance)] if delta else []) + \
@@ -306,5 +306,6 @@ def test_pagerank_split_rounds(device):
     assert split["teps"] * split["time_s"] == pytest.approx(g.n_edges * ITERATIONS)
     messages = [sum(s["messages"] for s in m["per_superstep"]) for m in (plain, split)]
     assert messages[1] < messages[0] / 2, messages
-    r = totem_py.run(totem_py.generate("rmat:9"), PageRank(ITERATIONS, split=True), cpu_share=0.5, device=device)
+    r = totem_py.run(totem_py.generate("rmat:9"), PageRank(ITERATIONS, split=True),
+                     cpu_share=0.5, device=device)
     assert r.metrics["supersteps"] == ITERATIONS

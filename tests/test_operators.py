@@ -182,6 +182,48 @@ def test_pull_reduce(backend, n_local, n_ghosts, seed, hub, weighted):
         assert np.isnan(got[~mask]).all()
 
 
+def local_product(v, u, w, x, out, calls, n_local, ghost_reads):
+    if u >= n_local:
+        atomic_add(ghost_reads, 0, 1)
+        return 0.0
+    return x[u] * w
+
+
+def store_local(v, total, x, out, calls, n_local, ghost_reads):
+    out[v] = total
+    atomic_add(calls, v, 1)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pull_reduce_local(backend, seed):
+    """`local`: the sums over each row's edges to local vertices, which are a prefix or a
+    suffix of the row (hub rows cut across blocks included); the CPU backend calls edge_fn for
+    none of the others, the GPU for every edge."""
+    rng = np.random.default_rng(seed)
+    n_local, n_ghosts = 3000, 500
+    deg = rng.integers(0, 12, n_local)
+    deg[rng.integers(0, n_local, 4)] = 40_000
+    rows = []
+    for d in deg:
+        k = int(rng.integers(0, d + 1))
+        loc = rng.integers(0, n_local, k)
+        gho = rng.integers(n_local, n_local + n_ghosts, d - k)
+        rows.append(np.concatenate([loc, gho] if rng.random() < 0.5 else [gho, loc]))
+    indptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    indices = np.concatenate(rows).astype(np.int32)
+    x = rng.integers(-50, 50, n_local + n_ghosts).astype(np.float64)
+    want = [x[r[r < n_local]].sum() for r in rows]
+    part = backend.part(n_local)
+    out, calls = backend.put(np.full(n_local, np.nan)), backend.put(np.zeros(n_local))
+    ghost_reads = backend.put(np.zeros(1, np.int64))
+    pull(part, backend.view(indptr, indices, n_local), local_product, backend.put(x), out, calls,
+         n_local, ghost_reads, apply=store_local, local=True)
+    assert np.array_equal(backend.get(calls), np.ones(n_local))
+    assert np.array_equal(backend.get(out), want)
+    reads = int(backend.get(ghost_reads)[0])
+    assert reads == (0 if backend.device == "cpu" else int((indices >= n_local).sum()))
+
+
 def test_pull_reduce_rows_without_edges_at_block_edges():
     """Runs of rows without edges before, between and after the edge blocks of a row range (and
     ranges of such rows alone) are each applied once, by the block that holds their position."""

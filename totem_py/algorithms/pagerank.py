@@ -190,8 +190,9 @@ class PageRank(Algorithm):
         mapped host memory (`--gpu-memory`, `--transfer zerocopy`): the partials read them all
         once more. `split` (None) is on where the GPU
         partitions run GPU code (a GPU, or numba-cuda's simulator): emulated on the host, their
-        atomic adds into the hubs cost more than the reads they save (rmat:22 HIGH 0.5, 2 cores:
-        the CPU partition 444 -> 308 ms, the emulated GPU partition 740 -> 3315 ms)."""
+        atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH 0.5, 2 cores: the
+        CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847 ms). The CPU's pull
+        is `local`: its rows' edges to ghosts are skipped, not read."""
         plan, s, edges = part.plan, part.state, part.edges
         kinds = list(plan.kinds)
         wanted = (part.run_device in ("gpu", "simulated") if self.split_rounds is None
@@ -237,7 +238,7 @@ class PageRank(Algorithm):
                         outbox=box)
         elif self.split and part.pid == self.cpu_pid:
             pull(part, "in", local_contribution, s.contrib, s.rank, base, self.damping,
-                 s.partial, part.n_local, apply=new_rank_split)
+                 s.partial, part.n_local, apply=new_rank_split, local=True)
         else:
             pull(part, "in", in_contribution, s.contrib, s.rank, base, self.damping,
                  apply=new_rank)
