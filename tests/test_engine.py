@@ -309,3 +309,19 @@ def test_pagerank_split_rounds(device):
     r = totem_py.run(totem_py.generate("rmat:9"), PageRank(ITERATIONS, split=True),
                      cpu_share=0.5, device=device)
     assert r.metrics["supersteps"] == ITERATIONS
+
+
+def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
+    """The default: split rounds where GPU partitions run GPU code with their edges in device
+    memory and the partials are no more values than the CPU stops reading (HIGH), else not
+    (LOW; the emulated device; streamed or mapped edges)."""
+    from types import SimpleNamespace
+    g = totem_py.generate("rmat:9", undirected=True)
+    for strategy, want in (("HIGH", True), ("LOW", False)):
+        part = SimpleNamespace(run_device="gpu", edges=EdgeOptions(transfer="auto"),
+                               plan=partition(g, strategy, 0.5, 1, seed=1))
+        assert PageRank._split_pays(part) == want, strategy
+    part.plan = partition(g, "HIGH", 0.5, 1, seed=1)
+    for other in (dict(run_device="emulated"), dict(edges=EdgeOptions(transfer="zerocopy")),
+                  dict(edges=EdgeOptions(transfer="auto", budget=1 << 20))):
+        assert not PageRank._split_pays(SimpleNamespace(**{**vars(part), **other})), other

@@ -186,21 +186,17 @@ class PageRank(Algorithm):
         GPUs pull as in a plain round. Under HIGH the CPU holds the hubs, and most of their edges
         lead to GPU vertices (53% of the CPU's edges at HIGH 0.5 on rmat:22, 81% at 0.25): the
         CPU skips their reads, and the boxes carry one value per CPU vertex a GPU reaches,
-        instead of one per GPU vertex the CPU reaches. Not where GPU edges stream or sit in
-        mapped host memory (`--gpu-memory`, `--transfer zerocopy`): the partials read them all
-        once more. `split` (None) is on where the GPU
-        partitions run GPU code (a GPU, or numba-cuda's simulator): emulated on the host, their
-        atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH 0.5, 2 cores: the
-        CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847 ms). The CPU's pull
-        is `local`: its rows' edges to ghosts are skipped, not read."""
-        plan, s, edges = part.plan, part.state, part.edges
+        instead of one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows'
+        edges to ghosts are skipped, not read. `split`: True or False forces it (where the
+        partitions allow it), None chooses (`_split_pays`); not on the emulated device, where
+        the GPU partitions run on the host and their atomic adds into the hubs cost more than
+        the CPU saves (rmat:22 HIGH 0.5, 2 cores: the CPU partition 340 -> 211 ms, the emulated
+        GPU partition 497 -> 1847 ms)."""
+        plan, s = part.plan, part.state
         kinds = list(plan.kinds)
-        wanted = (part.run_device in ("gpu", "simulated") if self.split_rounds is None
-                  else self.split_rounds)
-        # the partials walk a GPU's every edge once more: only where they are in device memory
-        resident = edges.budget is None and edges.transfer in ("resident", "auto")
-        self.split = (wanted and resident and kinds.count("cpu") == 1 and "gpu" in kinds
-                      and not plan.graph.directed)
+        self.split = (kinds.count("cpu") == 1 and "gpu" in kinds and not plan.graph.directed
+                      and (self.split_rounds if self.split_rounds is not None
+                           else self._split_pays(part)))
         if not self.split:
             return
         self.cpu_pid = kinds.index("cpu")
@@ -211,6 +207,22 @@ class PageRank(Algorithm):
                         part.n_local + int(ghost_ptr[self.cpu_pid + 1]))
             s.every = part.empty(part.n_local, np.int64)
             vertex_map(part, identity, s.every)
+
+    @staticmethod
+    def _split_pays(part):
+        """By default: GPU partitions that run GPU code, their edges in device memory (the
+        partials walk them all once more), and no more values in the partials (the GPUs' ghost
+        slots of the CPU's vertices) than the CPU no longer reads (its ghost slots): true under
+        HIGH, where the CPU holds the hubs, not under LOW. Off where the plan's other views are
+        on other MPI ranks."""
+        edges, views = part.edges, part.plan.views("in")
+        if part.run_device not in ("gpu", "simulated") or edges.budget is not None \
+                or edges.transfer not in ("resident", "auto") or any(v is None for v in views):
+            return False
+        cpu = list(part.plan.kinds).index("cpu")
+        sent = sum(int(v.ghost_ptr[cpu + 1] - v.ghost_ptr[cpu])
+                   for q, v in enumerate(views) if q != cpu)
+        return sent <= views[cpu].n_ghosts
 
     def mode(self, step):
         return self.modes[1] if self.split and step % 2 == 0 else self.modes[0]
