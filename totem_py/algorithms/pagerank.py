@@ -83,11 +83,6 @@ def store_partial(v, m, partial):
     return False
 
 
-def identity(v, out):
-    out[v] = v
-    return False
-
-
 def boundary_contribution(u, contrib):
     return contrib[u]
 
@@ -178,20 +173,20 @@ class PageRank(Algorithm):
         self.rounds, self.converged = 0, False
 
     def _init_split(self, part):
-        """TOTEM's form with one CPU partition and GPU partitions on an undirected graph: a
-        round is two supersteps, and the GPUs do the work of every edge between the CPU and
-        them. First ("partials"), each GPU adds its vertices' contributions over its edges into
-        the CPU's vertices (its ghost slots of the CPU) and sends these sums; then ("pull") the
-        CPU sums its in-edges from its own vertices only and adds the sums it got, while the
+        """TOTEM's form with one CPU partition and GPU partitions on an undirected graph: a round
+        is two supersteps, and the GPUs do the work of every edge between the CPU and them. First
+        ("partials"), each GPU adds the contributions of its boundary vertices over their edges
+        into the CPU's vertices (its ghost slots of the CPU) and sends these sums; then ("pull")
+        the CPU sums its in-edges from its own vertices only and adds the sums it got, while the
         GPUs pull as in a plain round. Under HIGH the CPU holds the hubs, and most of their edges
-        lead to GPU vertices (53% of the CPU's edges at HIGH 0.5 on rmat:22, 81% at 0.25): the
-        CPU skips their reads, and the boxes carry one value per CPU vertex a GPU reaches,
-        instead of one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows'
-        edges to ghosts are skipped, not read. `split`: True or False forces it (where the
-        partitions allow it), None chooses (`_split_pays`); not on the emulated device, where
-        the GPU partitions run on the host and their atomic adds into the hubs cost more than
-        the CPU saves (rmat:22 HIGH 0.5, 2 cores: the CPU partition 340 -> 211 ms, the emulated
-        GPU partition 497 -> 1847 ms)."""
+        lead to GPU vertices (53% of the CPU's edges at HIGH 0.5 on rmat:22, 81% at 0.25): the CPU
+        skips their reads, and the boxes carry one value per CPU vertex a GPU reaches, instead of
+        one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows' edges to ghosts
+        are skipped, not read. `split`: True or False forces it (where the partitions allow it),
+        None chooses (`_split_pays`); not on the emulated device, where the GPU partitions run on
+        the host and their atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH
+        0.5, 2 cores: the CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847
+        ms)."""
         plan, s = part.plan, part.state
         kinds = list(plan.kinds)
         self.split = (kinds.count("cpu") == 1 and "gpu" in kinds and not plan.graph.directed
@@ -205,16 +200,14 @@ class PageRank(Algorithm):
             ghost_ptr = part.views["in"].host.ghost_ptr
             s.to_cpu = (part.n_local + int(ghost_ptr[self.cpu_pid]),
                         part.n_local + int(ghost_ptr[self.cpu_pid + 1]))
-            s.every = part.empty(part.n_local, np.int64)
-            vertex_map(part, identity, s.every)
 
     @staticmethod
     def _split_pays(part):
-        """By default: GPU partitions that run GPU code, their edges in device memory (the
-        partials walk them all once more), and no more values in the partials (the GPUs' ghost
-        slots of the CPU's vertices) than the CPU no longer reads (its ghost slots): true under
-        HIGH, where the CPU holds the hubs, not under LOW. Off where the plan's other views are
-        on other MPI ranks."""
+        """By default: GPU partitions that run GPU code, their edges in device memory (the partials
+        walk their boundary vertices' rows once more), and no more values in the partials (the
+        GPUs' ghost slots of the CPU's vertices) than the CPU no longer reads (its ghost slots):
+        true under HIGH, where the CPU holds the hubs, not under LOW. Off where the plan's other
+        views are on other MPI ranks."""
         edges, views = part.edges, part.plan.views("in")
         if part.run_device not in ("gpu", "simulated") or edges.budget is not None \
                 or edges.transfer not in ("resident", "auto") or any(v is None for v in views):
@@ -244,10 +237,10 @@ class PageRank(Algorithm):
         if self.tol is not None:
             vertex_map(part, shifted_contribution, s.rank, self.shift, s.prev, s.change,
                        part.out_degree, s.contrib)
-        if mode.name == "partials":
+        if mode.name == "partials":     # from the vertices the other partitions hold as ghosts
             if part.pid != self.cpu_pid:
-                advance(part, "in", s.every, push_partial, s.contrib, s.partial, *s.to_cpu,
-                        outbox=box)
+                advance(part, "in", part.views["in"].boundary_lvid, push_partial, s.contrib,
+                        s.partial, *s.to_cpu, outbox=box)
         elif self.split and part.pid == self.cpu_pid:
             pull(part, "in", local_contribution, s.contrib, s.rank, base, self.damping,
                  s.partial, part.n_local, apply=new_rank_split, local=True)
