@@ -248,26 +248,16 @@ def append(buf, count, item, queue, length):
 def local_span(indices, a, b, limit, lo, hi):
     """The part within [lo, hi) of row [a, b)'s edges to local vertices (targets below
     `limit`), which are a prefix or a suffix of the row (partitioners' plan_sort_rows), found by
-    binary search: (start, stop), empty if start >= stop."""
+    binary search for the end of the row's first group: (start, stop), empty if start >= stop."""
     if a == b:
         return lo, lo
-    first, last = a, b
-    if indices[a] < limit:         # local edges first: the first edge to a ghost ends them
-        x, y = a, b
-        while x < y:
-            mid = (x + y) >> 1
-            if indices[mid] < limit:
-                x = mid + 1
-            else:
-                y = mid
-        last = x
-    else:                           # ghosts first: the first local edge starts them
-        x, y = a, b
-        while x < y:
-            mid = (x + y) >> 1
-            if indices[mid] >= limit:
-                x = mid + 1
-            else:
-                y = mid
-        first = x
+    local_first = indices[a] < limit
+    x, y = a, b
+    while x < y:
+        mid = (x + y) >> 1
+        if (indices[mid] < limit) == local_first:
+            x = mid + 1
+        else:
+            y = mid
+    first, last = (a, x) if local_first else (x, b)
     return max(first, lo), min(last, hi)
