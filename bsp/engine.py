@@ -71,6 +71,12 @@ class Engine:
             self.plan.views(name)
             for part in self.parts:
                 part.view(name, algorithm.needs_weights).prepare(algorithm.needs_weights)
+        # whether every GPU partition holds these views' edges in device memory (none streamed
+        # or read from mapped host memory): algorithms may choose their way by it
+        resident = all(v.host_bytes == 0 for p in self.parts if p.kind == "gpu"
+                       for v in p.placed_views())
+        for part in self.parts:
+            part.edges_resident = resident
 
     def run(self, algorithm):
         """Run `algorithm` to completion; returns (per-vertex result, per-superstep records).

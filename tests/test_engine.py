@@ -318,10 +318,17 @@ def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
     from types import SimpleNamespace
     g = totem_py.generate("rmat:9", undirected=True)
     for strategy, want in (("HIGH", True), ("LOW", False)):
-        part = SimpleNamespace(run_device="gpu", edges=EdgeOptions(transfer="auto"),
+        part = SimpleNamespace(run_device="gpu", edges_resident=True,
                                plan=partition(g, strategy, 0.5, 1, seed=1))
         assert PageRank._split_pays(part) == want, strategy
     part.plan = partition(g, "HIGH", 0.5, 1, seed=1)
-    for other in (dict(run_device="emulated"), dict(edges=EdgeOptions(transfer="zerocopy")),
-                  dict(edges=EdgeOptions(transfer="auto", budget=1 << 20))):
+    for other in (dict(run_device="emulated"), dict(edges_resident=False)):
         assert not PageRank._split_pays(SimpleNamespace(**{**vars(part), **other})), other
+    # the engine tells whether GPU edges are resident: not when they stream or are mapped
+    plan = partition(g, "HIGH", 0.5, 1, seed=1)
+    for edges, want in ((EdgeOptions(), True), (EdgeOptions("auto", budget=1 << 20), True),
+                        (EdgeOptions("auto", budget=15_000, chunk_bytes=1 << 10), False),
+                        (EdgeOptions("zerocopy"), False)):
+        engine = Engine(plan, "emulated", edges=edges)
+        engine.prepare(PageRank(ITERATIONS))
+        assert [p.edges_resident for p in engine.parts] == [want, want], edges

@@ -208,9 +208,9 @@ class PageRank(Algorithm):
         GPUs' ghost slots of the CPU's vertices) than the CPU no longer reads (its ghost slots):
         true under HIGH, where the CPU holds the hubs, not under LOW. Off where the plan's other
         views are on other MPI ranks."""
-        edges, views = part.edges, part.plan.views("in")
-        if part.run_device not in ("gpu", "simulated") or edges.budget is not None \
-                or edges.transfer not in ("resident", "auto") or any(v is None for v in views):
+        views = part.plan.views("in")
+        if part.run_device not in ("gpu", "simulated") or not part.edges_resident \
+                or any(v is None for v in views):
             return False
         cpu = list(part.plan.kinds).index("cpu")
         sent = sum(int(v.ghost_ptr[cpu + 1] - v.ghost_ptr[cpu])
