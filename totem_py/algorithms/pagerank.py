@@ -131,7 +131,7 @@ class PageRank(Algorithm):
         self.tol = tol
         if tol is not None:
             self.modes = (Mode("pull", "in", "pull", CONTRIB64, state="contrib"),)
-        self.split_rounds = split   # None: split where GPU partitions run GPU code (`init`)
+        self.split_rounds = split   # None: chosen at init (`_split_pays`)
         self.split = False
         self.converged = None       # the converged form: after a run, whether it converged
         self.rounds = None          # ... and the rounds of the result x_k (k)
