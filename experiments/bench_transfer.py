@@ -109,7 +109,7 @@ def save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--graph", default="rmat:22")
     p.add_argument("--directed", action="store_true", help="keep the generated graph directed")
     p.add_argument("--algorithms", default="bfs,sssp,pagerank,cc")

@@ -103,7 +103,7 @@ def plot(table, path_for, absolute=False):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m experiments.breakdown",
-                                description=__doc__.split("\n")[0])
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--from", dest="src", required=True, help="a sweep.jsonl")
     p.add_argument("--algorithm", default=None)
     p.add_argument("--partition", default=None, help="one or more, comma-separated")

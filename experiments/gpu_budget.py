@@ -23,7 +23,7 @@ from totem_py.run import parse_bytes
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc")
     ap.add_argument("--gpu-memory", default="1G")

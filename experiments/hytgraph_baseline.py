@@ -104,7 +104,7 @@ def run(binary, graph_file, algorithm, source, extra):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin", required=True, help="the folder of HyTGraph's hybrid_* binaries")
     ap.add_argument("--graph", default="rmat:22", help="a generator spec, made undirected")
     ap.add_argument("--algorithms", default="bfs,sssp,pagerank_delta,cc")

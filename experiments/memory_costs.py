@@ -140,7 +140,7 @@ def stage_costs(table):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--json", help="write every measurement and the fitted costs here")
     p.add_argument("--algorithms", default=",".join(ALGORITHMS))
     p.add_argument("--sizes", default=",".join(f"{n}:{m}" for n, m in SIZES),

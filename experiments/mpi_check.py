@@ -1,4 +1,4 @@
-"""Do R MPI ranks give the same results as one process? One command, through the public CLI:
+"""Do R MPI ranks give the same results as one process? One command, through the public CLI.
 
     python -m experiments.mpi_check [--ranks 1,2,4] [--graph rmat:20 [FILE ...]] [--device auto] ...
 

@@ -1,4 +1,4 @@
-"""Time and peak resident memory per rank, one process against R ranks, through the public CLI:
+"""Time and peak resident memory per rank, one process against R ranks, through the public CLI.
 
     python -m experiments.mpi_memory [--graph rmat:22] [--ranks 1,2,4] [--device cpu] \\
         [--algorithms bfs,pagerank,sssp,cc,bc] [--out OUT]

@@ -172,7 +172,7 @@ def plot(analysis, path_for):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m experiments.offload_model",
-                                description=__doc__.split("\n")[0])
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--from", dest="src", required=True, help="a sweep.jsonl")
     p.add_argument("--fit", default="calibration", choices=("calibration", "all"))
     p.add_argument("--beta", default="beta_aggregated", choices=("beta_aggregated", "beta"))

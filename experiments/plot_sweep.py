@@ -144,7 +144,7 @@ def render(src, out, tables=True):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m experiments.plot_sweep",
-                                description=__doc__.split("\n")[0])
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("src", help="a sweep.jsonl written by experiments.offload_sweep")
     p.add_argument("--out", default=None, help="directory for the PNGs (default: beside src)")
     args = p.parse_args(argv)

@@ -14,7 +14,7 @@ from totem_py.algorithms.sssp import default_delta
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graph", default="rmat:20")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cpu-share", type=float, default=1.0)

@@ -118,7 +118,7 @@ def run(totem, graph_file, algorithm, label, threads, repeat):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--totem", required=True, help="TOTEM's benchmark binary")
     ap.add_argument("--scale", type=int, default=24)
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc")

@@ -1,6 +1,7 @@
 """Options whose results must mean what users expect: --relabel, bc's --sources and --normalized
 (against networkx), CSV output, the default source, and complete help texts."""
 
+import ast
 import importlib
 import inspect
 import json
@@ -16,7 +17,7 @@ import totem_py
 from totem_py import Graph, reference as ref
 from totem_py.harness import default_source
 
-from test_cli import assert_usage_error, run_cli
+from test_cli import ROOT, assert_usage_error, run_cli
 
 DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data beside the checkout")
@@ -153,6 +154,17 @@ def test_help_describes_every_option():
             assert len(words) > 2 or "help" in block, f"{module}: no help for -{block!r}"
     description = run_cli("--help", module="experiments.offload_sweep").stdout
     assert "one JSON line per run." in " ".join(description.split())
+
+
+def test_experiments_describe_themselves_in_whole_sentences():
+    """`--help` of every experiment starts with its docstring's first paragraph, not a line cut
+    off mid-sentence."""
+    for path in sorted((ROOT / "experiments").glob("*.py")):
+        text = path.read_text()
+        if "description=__doc__" in text:
+            assert 'description=__doc__.split("\\n\\n")[0]' in text, path.name
+            first = " ".join(ast.get_docstring(ast.parse(text)).split("\n\n")[0].split())
+            assert first.endswith((".", "?", ")")), (path.name, first[-40:])
 
 
 def test_python_api_documents_its_keywords():

@@ -313,11 +313,11 @@ def test_pagerank_split_rounds(device):
 
 def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
     """The default: split rounds where GPU partitions run GPU code with their edges in device
-    memory and the partials are no more values than the CPU stops reading (HIGH), else not
-    (LOW; the emulated device; streamed or mapped edges)."""
+    memory and the partials are far fewer values than the CPU stops reading (HIGH), else not
+    (LOW, RAND; the emulated device; streamed or mapped edges)."""
     from types import SimpleNamespace
     g = totem_py.generate("rmat:9", undirected=True)
-    for strategy, want in (("HIGH", True), ("LOW", False)):
+    for strategy, want in (("HIGH", True), ("LOW", False), ("RAND", False)):
         part = SimpleNamespace(run_device="gpu", edges_resident=True,
                                plan=partition(g, strategy, 0.5, 1, seed=1))
         assert PageRank._split_pays(part) == want, strategy
