@@ -89,6 +89,19 @@ def abort(comm, line, code=1):
 SPIN_POLLS = 50     # a wait tests this many times before it sleeps between tests
 
 
+def complete(requests, late=None):
+    """Test nonblocking `requests` until all are complete: SPIN_POLLS tests, then with sleeps
+    growing to 0.1 ms (`late()` called before each), so that a rank waiting for a slower one
+    leaves the cores to it."""
+    polls = 0
+    while not MPI.Request.Testall(requests):
+        polls += 1
+        if polls > SPIN_POLLS:
+            if late is not None:
+                late()
+            time.sleep(min(1e-4, 1e-7 * polls))
+
+
 class Waiter:
     """Bounds every wait on another rank by `timeout` seconds (None: no bound): past it, the
     rank prints one line and `Abort`s every rank (a peer is stuck, stopped, dead or out of step).
@@ -123,13 +136,11 @@ class Waiter:
         50. Past the timeout (if any), every rank is stopped."""
         t0 = time.monotonic()
         deadline = self._deadline(t0) if self.timeout else None
-        polls = 0
-        while not MPI.Request.Testall(requests):
-            polls += 1
-            if polls > SPIN_POLLS:
-                if deadline is not None and time.monotonic() > deadline:
-                    self.give_up(what, t0)
-                time.sleep(min(1e-4, 1e-7 * polls))
+
+        def late():
+            if time.monotonic() > deadline:
+                self.give_up(what, t0)
+        complete(requests, late if deadline is not None else None)
 
     @contextlib.contextmanager
     def guard(self, what):

@@ -56,7 +56,7 @@ from totem_py.generators import edge_weights, parse_spec, raw_edges
 from totem_py.graph import index_dtype
 from totem_py.store import Store
 
-from .mpi import _mpi_type
+from .mpi import _mpi_type, complete
 
 ROUND_BYTES = 1 << 22       # what a rank sends in one round of a shuffle, to all ranks together
 GEN_EDGES = 1 << 20         # edges a rank generates per round
@@ -72,6 +72,17 @@ def _displ(counts):
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
+def _complete(comm, requests):
+    """Wait for a shuffle's nonblocking collectives, leaving the cores to slower ranks (the
+    blocking ones spin: 4 ranks beside a CPU-bound process on 2 cores built tests/mpi_driver.py's
+    160 plans in twice the time), within a `Guarded` communicator's timeout."""
+    waiter = getattr(comm, "waiter", None)
+    if waiter is None:
+        complete(requests)
+    else:
+        waiter.wait(requests, f"{comm.phase}: shuffle")
+
+
 def shuffle(comm, counts, dtypes, pack, receive=None):
     """All-to-all of streams of items: this rank sends counts[d] items to rank d. Each item is
     one element of each dtype; `pack(d, start, outs)` fills `outs` (one array per dtype) with
@@ -82,7 +93,7 @@ def shuffle(comm, counts, dtypes, pack, receive=None):
     size = comm.size
     counts = np.asarray(counts, dtype=np.int64)
     rcounts = np.empty(size, np.int64)
-    comm.Alltoall([counts, MPI.INT64_T], [rcounts, MPI.INT64_T])
+    _complete(comm, [comm.Ialltoall([counts, MPI.INT64_T], [rcounts, MPI.INT64_T])])
     dtypes = [np.dtype(t) for t in dtypes]
     types = [_mpi_type(t) for t in dtypes]
     outs = None
@@ -95,7 +106,9 @@ def shuffle(comm, counts, dtypes, pack, receive=None):
                 out[at[s] + start:at[s] + start + a.size] = a
     step = max(1, ROUND_BYTES // (size * sum(t.itemsize for t in dtypes)))
     most = max(int(counts.max(initial=0)), int(rcounts.max(initial=0)))
-    rounds = comm.allreduce(-(-most // step), op=MPI.MAX)
+    rounds = np.array([-(-most // step)], np.int64)
+    _complete(comm, [comm.Iallreduce(MPI.IN_PLACE, [rounds, MPI.INT64_T], op=MPI.MAX)])
+    rounds = int(rounds[0])
     for k in range(rounds):
         done = k * step
         sc, rc = np.clip(counts - done, 0, step), np.clip(rcounts - done, 0, step)
@@ -104,8 +117,8 @@ def shuffle(comm, counts, dtypes, pack, receive=None):
         rbufs = [np.empty(int(rc.sum()), t) for t in dtypes]
         for d in np.flatnonzero(sc):
             pack(d, done, [b[sd[d]:sd[d] + sc[d]] for b in sbufs])
-        for sb, rb, t in zip(sbufs, rbufs, types):
-            comm.Alltoallv([sb, (sc, sd), t], [rb, (rc, rd), t])
+        _complete(comm, [comm.Ialltoallv([sb, (sc, sd), t], [rb, (rc, rd), t])
+                         for sb, rb, t in zip(sbufs, rbufs, types)])
         for s in np.flatnonzero(rc):
             receive(s, done, [b[rd[s]:rd[s] + rc[s]] for b in rbufs])
     return outs, rcounts
