@@ -13,8 +13,8 @@ algorithm runs and rank 0 compares the gathered result with the serial reference
 tests/test_engine.py's tolerances: at one and two ranks on one of the devices (cpu, emulated) per
 (graph, plan), taking turns; at four ranks on every fourth (graph, plan), taking turns
 (the exchange between ranks is the same for both devices, and every plan is still compared;
-the 4-rank runs are the suite's slowest part on 2 cores with other work beside: 15 s alone, 62
-s beside one CPU-bound process, each collective waiting for ranks the scheduler left out).
+the 4-rank runs are the suite's slowest part on 2 cores with other work beside: 14 s alone, 26 s
+beside one CPU-bound process).
 
 `acceptance` (what `python -m experiments.mpi_check` checks, in one launch): generated graphs and
 real graphs from ../shared/data converted to .tcsr, every algorithm on a hybrid plan, the result
