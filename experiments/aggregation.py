@@ -64,7 +64,8 @@ def print_table(rows):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m experiments.aggregation", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.aggregation",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--graphs", default=DEFAULT_GRAPHS,
                    help="comma-separated graph specs: rmat:S[:EF], uniform:S[:EF] or files")
     p.add_argument("--strategies", default=",".join(STRATEGIES))

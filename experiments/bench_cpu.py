@@ -448,7 +448,8 @@ def machine_info(args, numba, nk):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m experiments.bench_cpu", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m experiments.bench_cpu",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--scales", default="20,22", help="comma-separated R-MAT scales (default 20,22)")
     p.add_argument("--algorithms", default=",".join(ALGORITHMS),
                    help=f"comma-separated subset of {','.join(ALGORITHMS)}")

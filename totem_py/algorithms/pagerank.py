@@ -179,20 +179,19 @@ class PageRank(Algorithm):
         self.rounds, self.converged = 0, False
 
     def _init_split(self, part):
-        """TOTEM's form with one CPU partition and GPU partitions on an undirected graph: a round
-        is two supersteps, and the GPUs do the work of every edge between the CPU and them. First
-        ("partials"), each GPU adds the contributions of its boundary vertices over their edges
-        into the CPU's vertices (its ghost slots of the CPU) and sends these sums, while the CPU
-        sums its in-edges from its own vertices only; then ("pull") the CPU adds the sums it got,
-        while the GPUs pull as in a plain round. Under HIGH the CPU holds the hubs, and most of their edges
+        """TOTEM's form with one CPU partition and GPU partitions on an undirected graph: a round is
+        two supersteps, and the GPUs do the work of every edge between the CPU and them. First
+        ("partials"), each GPU adds the contributions of its boundary vertices over their edges into
+        the CPU's vertices (its ghost slots of the CPU) and sends these sums, while the CPU sums its
+        in-edges from its own vertices only; then ("pull") the CPU adds the sums it got, while the
+        GPUs pull as in a plain round. Under HIGH the CPU holds the hubs, and most of their edges
         lead to GPU vertices (53% of the CPU's edges at HIGH 0.5 on rmat:22, 81% at 0.25): the CPU
         skips their reads, and the boxes carry one value per CPU vertex a GPU reaches, instead of
-        one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows' edges to ghosts
-        are skipped, not read. `split`: True or False forces it (where the partitions allow it),
-        None chooses (`_split_pays`); not on the emulated device, where the GPU partitions run on
-        the host and their atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH
-        0.5, 2 cores: the CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847
-        ms)."""
+        one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows' edges to ghosts are
+        skipped, not read. `split`: True or False forces it (where the partitions allow it), None
+        chooses (`_split_pays`); not on the emulated device, where the GPU partitions run on the
+        host and their atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH 0.5, 2
+        cores: the CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847 ms)."""
         plan, s = part.plan, part.state
         kinds = list(plan.kinds)
         self.split = (kinds.count("cpu") == 1 and "gpu" in kinds and not plan.graph.directed
