@@ -9,7 +9,7 @@ boxes, frontier counts, the operators with the algorithm's functors, their paral
 while this one generates or reads its graph and partitions it. This one then loads them from the
 cache, or waits for the one being compiled (kernels_cpu.compile_once_per_machine); it runs its
 small supersteps with the parallel forms too (`parallel_forms`), whose serial twins the next run
-compiles. The main job's first run: 13.4-18.5 s (22-30 without), the next 3.3 s, then 1.8 s.
+compiles. The main job's first run: 13.4-18.9 s (22-30 without), the next 3.3 s, then 1.8 s.
 TOTEM_COMPILE_AHEAD=0 turns this off.
 
     python -m totem_py.ahead JOB      (JOB: the run's settings as JSON; what `start` runs)
