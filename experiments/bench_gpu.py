@@ -3,8 +3,9 @@ hybrid HIGH/LOW/RAND at several CPU shares, for BFS, PageRank, SSSP, CC and BC, 
 
     python -m experiments.bench_gpu --scale 24 --threads 16 --json out/bench_gpu.json
 
-Prints a table (time, MTEPS, supersteps, per-superstep overhead) and writes the records as JSON,
-each with the host's CPU steal time over its runs (`steal_percent`, from /proc/stat; None
+Prints a table (time, MTEPS, supersteps, per-superstep overhead; with --breakdown, under each row
+where its last trial's time went, as totem_py.model.phase_times splits it) and writes the records
+as JSON, each with the host's CPU steal time over its runs (`steal_percent`, from /proc/stat; None
 elsewhere).
 Times are medians over `--trials` timed runs, or more for short runs: a run whose trials add up
 to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
@@ -30,6 +31,7 @@ import numpy as np
 
 import totem_py
 from experiments.provenance import header, provenance
+from totem_py.model import phase_times
 
 # The original TOTEM (netsyslab/Totem, built for sm_90) on GAP's Kronecker scale-24 graph (rmat:24's
 # generator parameters), median of repetitions 2-4, measured on one H200 host (16 cores) right
@@ -159,6 +161,9 @@ def main(argv=None):
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--totem", default=None,
                     help="the JSON of experiments.totem_baseline: its times as the TOTEM column")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="under each row, where its last trial's time went (CPU and GPU "
+                         "compute, exchange, the rest)")
     args = ap.parse_args(argv)
     prov = provenance("experiments.bench_gpu", argv, gpu=args.device == "gpu")
     print(header(prov), flush=True)
@@ -223,6 +228,11 @@ def main(argv=None):
             print(f"{alg:9} {label:10} {ms:10.2f} {m['teps'] / 1e6:9.1f} {m['supersteps']:6d} "
                   f"{'-' if ovh is None else f'{ovh:.3f}':>7} {totem or '-':>9} {ratio} "
                   f"{aim:>10} {len(m['trials_s']):6d}  {check}", flush=True)
+            if args.breakdown:
+                pt = {k: v * 1e3 for k, v in phase_times(m).items()}
+                print(f"{'':20} CPU {pt['compute_cpu_s']:.2f}  GPU {pt['compute_gpu_s']:.2f}  "
+                      f"exchange {pt['exchange_s']:.2f}  rest {pt['overhead_s']:.2f} ms "
+                      f"(of {pt['time_s']:.2f})", flush=True)
         # the configuration's plan (partitions, device arrays) goes before the next one's is
         # built: the next partitioner's memory check counts what is still held
         plan = r = first = None

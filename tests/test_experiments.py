@@ -179,12 +179,13 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     out = tmp_path / "bench.json"
     proc = _run("experiments.bench_gpu", "--scale", "8", "--device", "emulated",
                 "--strategies", "HIGH", "--shares", "0.5", "--trials", "1", "--threads", "1",
-                "--min-timed", "0.01", "--json", str(out))
+                "--min-timed", "0.01", "--breakdown", "--json", str(out))
     report = json.loads(out.read_text())
     assert_provenance(report, proc, "experiments.bench_gpu --scale 8")
     records = report["records"]
     assert len(records) == 5 * 4 and "DIFFERS" not in proc.stdout  # cpu, gpu, mapped, HIGH 0.5
     assert {r["transfer_mode"] for r in records if r["config"] == "mapped"} == {"zerocopy"}
+    assert proc.stdout.count(" exchange ") == len(records)     # --breakdown: a line per row
     trials = [len(r["trials_s"]) for r in records]      # short runs get more trials, up to 25
     assert 1 < max(trials) <= 25
     if os.path.exists("/proc/stat"):
