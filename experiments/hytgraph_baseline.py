@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from experiments.provenance import header, provenance
-from experiments.totem_baseline import written_graphs
+from experiments.totem_baseline import BASELINE_ENV, written_graphs
 
 BINARIES = {"bfs": "hybrid_bfs", "sssp": "hybrid_sssp", "pagerank_delta": "hybrid_pr",
             "cc": "hybrid_cc"}
@@ -95,7 +95,7 @@ def run(binary, graph_file, algorithm, source, extra):
            "-weight_num", "0" if algorithm == "sssp" else "1", *extra]
     if algorithm in ("bfs", "sssp"):
         cmd += ["-source_node", str(source)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=BASELINE_ENV)
     out = parse(proc.stdout + proc.stderr)
     if proc.returncode or out is None:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]

@@ -19,6 +19,7 @@ and writes them as JSON (`times_ms`, read by bench_gpu's --totem).
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -26,11 +27,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# The baselines run with the caller's environment, while this process's own threads (Numba's
+# OpenMP pool, which generated the graph) sleep beside them: with OMP_WAIT_POLICY=active, which
+# totem_py picks on an idle machine of 16 cores or more, they would spin on the cores the baseline
+# computes on (TOTEM's CPU-only BFS on rmat:24 took 272 ms so, on an H100 host's 16 cores).
+BASELINE_ENV = dict(os.environ)
+os.environ["OMP_WAIT_POLICY"] = "passive"
 
-import totem_py
-from experiments.provenance import header, provenance
-from totem_py.algorithms.common import source_vertex
+import numpy as np  # noqa: E402
+
+import totem_py  # noqa: E402
+from experiments.provenance import header, provenance  # noqa: E402
+from totem_py.algorithms.common import source_vertex  # noqa: E402
 
 MAGIC, VID_BYTES, EID_BYTES = 0x10102048, 4, 8      # a TOTEM built with EID=64
 BENCHMARKS = {"bfs": 6, "pagerank": 1, "sssp": 2, "cc": 8}
@@ -109,7 +117,7 @@ def parse(output):
 def run(totem, graph_file, algorithm, label, threads, repeat):
     cmd = [str(totem), f"-b{BENCHMARKS[algorithm]}", f"-t{threads}", f"-r{repeat}",
            *flags(label), str(graph_file)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=BASELINE_ENV)
     rows = parse(proc.stdout)
     if proc.returncode or not rows:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]

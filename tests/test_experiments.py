@@ -14,8 +14,8 @@ import totem_py
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _run(module, *args):
-    proc = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO,
+def _run(module, *args, env=None):
+    proc = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
@@ -367,9 +367,11 @@ def test_totem_baseline_flags_and_output():
 
 def test_totem_baseline_runs_a_totem_binary(tmp_path):
     """Against a stand-in for TOTEM's benchmark that prints its output format: the cells' medians,
-    a failing cell reported and skipped, the JSON; a missing binary exits 2."""
+    a failing cell reported and skipped, the JSON; a missing binary exits 2. TOTEM runs with the
+    caller's environment (no OMP_WAIT_POLICY set here), while the runner's own threads sleep."""
     fake = tmp_path / "benchmark"
     fake.write_text("#!/bin/sh\ncase \"$*\" in *-p1*) echo 'no GPU' >&2; exit 3;; esac\n"
+                    f"echo \"${{OMP_WAIT_POLICY-unset}}\" >> {tmp_path / 'policy'}\n"
                     "printf 'file:x\\n\\ttime_init:1\\n'\n"
                     "printf 'total\\texec\\tinit\\tcomp\\tcomm\\tfinalize\\tcpu_comp\\tgpu_comp\\t"
                     "gpu_total_comp\\tscatter\\tgather\\taggr\\ttrv_edges\\texec_rate\\n'\n"
@@ -377,8 +379,15 @@ def test_totem_baseline_runs_a_totem_binary(tmp_path):
                     "\\t100\\t0.1\\n\"; done\n")
     fake.chmod(0o755)
     out = tmp_path / "totem.json"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     proc = _run("experiments.totem_baseline", "--totem", str(fake), "--scale", "8",
-                "--algorithms", "bfs,sssp", "--configs", "cpu,gpu,HIGH 0.5", "--json", str(out))
+                "--algorithms", "bfs,sssp", "--configs", "cpu,gpu,HIGH 0.5", "--json", str(out),
+                env=env)
+    assert set((tmp_path / "policy").read_text().split()) == {"unset"}
+    own = subprocess.run([sys.executable, "-c", "import experiments.totem_baseline, os; "
+                          "print(os.environ['OMP_WAIT_POLICY'])"], cwd=REPO, text=True,
+                         capture_output=True, env=dict(env, OMP_WAIT_POLICY="active"))
+    assert own.stdout.strip() == "passive", own.stderr
     report = json.loads(out.read_text())
     assert report["times_ms"] == {"bfs": {"cpu": 2.0, "HIGH 0.5": 2.0},
                                   "sssp": {"cpu": 2.0, "HIGH 0.5": 2.0}}
