@@ -78,6 +78,13 @@ def test_phase_times_and_helpers():
     # emulated partitions run one after another: compute is their sum
     emulated = record(0.5, 0.1, 0.5, 0.125, 0.05, device="emulated")
     assert model.phase_times(emulated)["compute_s"] == pytest.approx(0.625)
+    # a push superstep's exchange first waits for the GPU's kernels (GPU 12 ms, CPU 7 ms, the
+    # exchange timed as 4 + 1 ms, the superstep 13 ms): past the compute it took 1 ms
+    push = dict(HYBRID, trials_s=[0.013],
+                per_superstep=[dict(compute_s=[0.007, 0.012], exchange_s=0.005, wall_s=0.013)])
+    t = model.phase_times(push)
+    assert t["compute_s"] == pytest.approx(0.012) and t["exchange_s"] == pytest.approx(0.001)
+    assert t["overhead_s"] == pytest.approx(0.0, abs=1e-12)
     assert model.alpha(HYBRID) == 0.5 and model.alpha(GPU_ONLY) == 0.0
     assert model.pearson([1, 2, 3], [2, 4, 6.5]) > 0.99
     assert model.pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1)

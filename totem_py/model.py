@@ -76,9 +76,11 @@ def phase_times(record):
     the compute phases took: per superstep the slower of the host partitions, which run one after
     another, and the real GPUs, which run concurrently with them, summed over supersteps),
     compute_cpu (the CPU partition's), compute_gpu (per superstep the slowest GPU partition's),
-    exchange, transfer (0: host-to-GPU copies are not timed apart; box copies are inside exchange
-    and zerocopy edge reads inside compute) and overhead (the rest: init, placing boxes, votes).
-    On the emulated device (and --device cpu) every partition runs on the host, one at a time."""
+    exchange (past the compute: a push superstep's exchange starts by waiting for the GPUs'
+    kernels, which the compute already counts), transfer (0: host-to-GPU copies are not timed
+    apart; box copies are inside exchange and zerocopy edge reads inside compute) and overhead
+    (the rest: init, placing boxes, votes). On the emulated device (and --device cpu) every
+    partition runs on the host, one at a time."""
     steps = record["per_superstep"]
     n = len(record["partitions"])
     cpu = [0] if record["cpu_share"] > 0 else []
@@ -86,9 +88,12 @@ def phase_times(record):
     real = gpu if record.get("device") == "gpu" else []
     host = [p for p in range(n) if p not in real]
     total = record["trials_s"][-1] if record.get("trials_s") else record["time_s"]
-    compute = sum(max(sum(s["compute_s"][p] for p in host),
-                      max((s["compute_s"][p] for p in real), default=0.0)) for s in steps)
-    exchange = sum(s["exchange_s"] for s in steps)
+    compute = exchange = 0.0
+    for s in steps:
+        c = max(sum(s["compute_s"][p] for p in host),
+                max((s["compute_s"][p] for p in real), default=0.0))
+        compute += c
+        exchange += min(s["exchange_s"], max(s.get("wall_s", math.inf) - c, 0.0))
     return dict(time_s=total, compute_s=compute,
                 compute_cpu_s=sum(s["compute_s"][p] for s in steps for p in cpu),
                 compute_gpu_s=sum(max((s["compute_s"][p] for p in gpu), default=0.0)
