@@ -8,9 +8,10 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add
+from .jit import graph_kernel
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("src")
 def csr_degrees(src, n_vertices):
     counts = np.zeros(n_vertices + 1, dtype=np.int64)
     for e in prange(src.size):
@@ -31,7 +32,7 @@ def csr_scatter(src, dst, weights, indptr, indices, out_weights, has_weights):
             out_weights[pos] = weights[e]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("out")
 def csr_expand_rows(indptr, out):
     """out[e] = source row of edge e (the COO row array of a CSR)."""
     n = indptr.size - 1

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import atomic_add
+from .jit import graph_kernel
 from .sorting import sort_range
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -66,7 +67,7 @@ def _rmat_block(u, v, r, keep, alias, block_u, block_v):
     return (u << 4) | block_u[o], (v << 4) | block_v[o]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("src")
 def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, keys, src, dst,
                first=0):
     """Graph500 Kronecker edges with scrambled ids: edges first, first + 1, ... into src, dst
@@ -98,7 +99,7 @@ def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, key
         dst[i] = _scramble(v, mask, shift, keys)
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("src")
 def uniform_edges(n_vertices, seed, src, dst, first=0):
     """Uniform random edges first, first + 1, ... into src, dst."""
     n = np.uint64(n_vertices)
@@ -109,7 +110,7 @@ def uniform_edges(n_vertices, seed, src, dst, first=0):
         dst[i] = y % n
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("src")
 def count_rows(src, dst, mirror, counts):
     """counts[u + 1] += out-degree of u; with mirror, (u, v) also counts as (v, u) unless u == v
     (the counts `parse.scatter_rows` fills)."""
@@ -119,7 +120,7 @@ def count_rows(src, dst, mirror, counts):
             atomic_add(counts, dst[e] + 1, 1)
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def sort_dedup_rows(indptr, indices, counts, first=0):
     """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
     counts[u + 1] = the kept length. Row u is vertex first + u (a rank's block of rows)."""
@@ -137,7 +138,7 @@ def sort_dedup_rows(indptr, indices, counts, first=0):
         counts[u + 1] = k
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def compact_rows(indptr, indices, new_indptr, out):
     """Copy the kept front of every row into the compact array."""
     for u in prange(indptr.size - 1):
@@ -159,7 +160,7 @@ def compact_rows_inplace(indptr, indices, new_indptr):
             indices[dest + i] = indices[start + i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def edge_weights(indptr, indices, seed, low, high, out, first=0):
     """Integer weights in [low, high] hashed from the unordered pair, so (u, v) and (v, u) agree.
     Row u is vertex first + u."""

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from .atomics import PREFETCH, prefetch
-from .jit import prefetch_rows_every
+from .jit import graph_kernel, prefetch_rows_every
 from .sorting import sort_by_high_word
 
 
@@ -24,7 +24,7 @@ SPREAD = 633    # odd, so j -> j * SPREAD % STRIDE permutes the blocks: the firs
                 # largest hubs, when hub-sorted) land in blocks that different threads run
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def plan_mark_remote(indptr, indices, gvids, owner, pid, mark):
     """mark[t] = 1 for every target t of the partition's rows owned by another partition."""
     boundary = np.zeros(STRIDE, dtype=np.int64)
@@ -45,14 +45,14 @@ def plan_mark_remote(indptr, indices, gvids, owner, pid, mark):
     return boundary.sum()
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("gvids")
 def plan_row_degrees(indptr, gvids, out):
     for i in prange(gvids.size):
         u = gvids[i]
         out[i + 1] = indptr[u + 1] - indptr[u]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def plan_fill(indptr, indices, weights, has_weights, gvids, code, n_local,
               local_indptr, local_indices, local_weights):
     """Copy the rows of `gvids` with targets renamed by `code` (a local id, or n_local + ghost
@@ -123,7 +123,7 @@ def _rotate(arr, a, m, b):
     _reverse(arr, a, b)
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
     """Order each row as plan_fill wrote it (local edges, then boundary edges) by ascending
     key[target] within each of the two groups, the group whose first key is smaller first: the

@@ -9,10 +9,10 @@ One pass over the whole CSR in vertex order, in blocks of rows with about equal 
 import numpy as np
 from numba import njit, prange
 
-from .jit import BLOCKS, row_blocks
+from .jit import BLOCKS, graph_kernel, row_blocks
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@graph_kernel("indices")
 def plan_cut_stats(indptr, indices, owner, n_parts, mark):
     """Boundary edges per partition (edges from its vertices to vertices owned elsewhere); sets
     mark[p, t] = 1 for every such target t of partition p, so that the count of ones in mark[p]

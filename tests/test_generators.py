@@ -185,3 +185,28 @@ def test_any_range_of_edges_is_that_slice_of_the_whole(kind):
     a, b = g.indptr[lo], g.indptr[hi]
     w = edge_weights(g.indptr[lo:hi + 1] - a, g.indices[a:b], 7, lo)
     assert np.array_equal(w, g.weights[a:b])
+
+
+def test_parallel_and_serial_forms_agree(monkeypatch):
+    """Graphs of at most SMALL_GRAPH edges are generated and partitioned by the kernels' serial
+    forms (kernels_cpu.jit.graph_kernel); the parallel forms, which larger graphs take, give the
+    same graphs, views and boundary statistics."""
+    from kernels_cpu import jit
+    from partitioners import estimate_stats, partition
+
+    def build():
+        g = generate("rmat:11", seed=5, weighted=True, undirected=True)
+        u = generate("uniform:10", seed=5)
+        plans = [partition(g, s, 0.4, 2, 1) for s in ("HIGH", "RAND")]
+        views = [(v.indptr, v.indices, v.weights, v.ghost_gvid, v.ghost_ptr)
+                 for p in plans for name in ("out", "in") for v in p.views(name)]
+        return g, u, views, estimate_stats(g, "HIGH", [0.3, 0.6], 2)
+
+    serial = build()
+    monkeypatch.setattr(jit, "SMALL_GRAPH", 0)
+    parallel = build()
+    assert kgen.rmat_edges.parallel.signatures and kgen.rmat_edges.serial.signatures
+    assert same_graph(serial[0], parallel[0]) and same_graph(serial[1], parallel[1])
+    for a, b in zip(serial[2], parallel[2]):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b) if x is not None)
+    assert serial[3] == parallel[3]

@@ -16,7 +16,7 @@ PROBE = """
 import json, numpy as np
 from kernels_cpu import csr
 csr.csr_expand_rows(np.array([0, 2, 3]), np.empty(3, dtype=np.int64))
-stats = csr.csr_expand_rows.stats
+stats = csr.csr_expand_rows.serial.stats
 print(json.dumps(dict(path=stats.cache_path, hits=sum(stats.cache_hits.values()),
                       misses=sum(stats.cache_misses.values()))))
 """
@@ -69,7 +69,7 @@ src = np.array([0, 1, 1, 2])
 csr.csr_degrees(src, 3)
 csr.csr_expand_rows(np.array([0, 2, 3]), np.empty(3, dtype=np.int64))
 sorting.sort_range(np.random.rand(50), 0, 50)
-kernels = (csr.csr_degrees, csr.csr_expand_rows, sorting.sort_range)
+kernels = (csr.csr_degrees.serial, csr.csr_expand_rows.serial, sorting.sort_range)
 print(json.dumps(sum(sum(k.stats.cache_misses.values()) for k in kernels)))
 """
 

@@ -3,10 +3,11 @@
 Numba compiles a process's kernels one after another: 20-21.5 s of the main job's first run on
 a 2-core machine, which took 22-30 s in all. When the kernel cache holds none of the engine's
 kernels yet and a second core is free, `start` runs the same algorithm in a second process on a
-small graph built with NumPy, partitioned with the partitioner's kernels run as plain Python
-but for its longest one: that process compiles that one and then the engine's kernels (exchange
-boxes, frontier counts, the operators with the algorithm's functors, their parallel forms first)
-while this one generates or reads its graph and partitions it. This one then loads them from the
+small graph built with NumPy, partitioned with the partitioner's kernels run as plain Python:
+that process compiles the engine's kernels (exchange boxes, frontier counts, the operators with
+the algorithm's functors, their parallel forms first) while this one generates or reads its graph
+and partitions it (a graph of at most kernels_cpu.jit.SMALL_GRAPH edges with the serial forms of
+the generator's and partitioner's kernels, which compile in a third of the time). This one then loads them from the
 cache, or waits for the one being compiled (kernels_cpu.compile_once_per_machine); it runs its
 small supersteps with the parallel forms too (`parallel_forms`), whose serial twins the next run
 compiles. The main job's first run: 13.4-18.9 s (22-30 without), the next 3.3 s, then 1.8 s.
@@ -25,11 +26,8 @@ import types
 
 import numpy as np
 
-# the partitioner's kernels, run as Python in the second process, but for its longest compile
-# (4.3-4.7 s of the main job's 20), which that process compiles first while this one compiles
-# the generator's
+# the partitioner's kernels, run as Python in the second process
 PYTHON_MODULES = ("kernels_cpu.plan", "kernels_cpu.plan_stats", "kernels_cpu.csr")
-COMPILED_FIRST = ("plan_sort_rows",)
 SMALL = 2048            # vertices of the small graph
 
 
@@ -132,19 +130,21 @@ def _rmw(op):
 
 @contextlib.contextmanager
 def python_kernels():
-    """The kernels of PYTHON_MODULES, but COMPILED_FIRST, run as Python (the modules' own entry
-    points swapped, then put back)."""
+    """The kernels of PYTHON_MODULES run as Python (the modules' own entry points swapped, then
+    put back)."""
     from numba.core.dispatcher import Dispatcher
     swapped, memo, intrinsics = [], {}, _python_intrinsics()
     try:
         for name in PYTHON_MODULES:
             module = importlib.import_module(name)
             for attr, value in list(vars(module).items()):
-                # its own entry points only: a compiled one reads its helpers from the module
-                if isinstance(value, Dispatcher) and not attr.startswith("_") and \
-                        value.py_func.__module__ == name and attr not in COMPILED_FIRST:
+                # its own entry points only: a compiled one reads its helpers from the module;
+                # a graph_kernel's forms share one Python function
+                compiled = getattr(value, "serial", value)
+                if isinstance(compiled, Dispatcher) and not attr.startswith("_") and \
+                        compiled.py_func.__module__ == name:
                     swapped.append((module, attr, value))
-                    setattr(module, attr, _python(value, memo, intrinsics))
+                    setattr(module, attr, _python(compiled, memo, intrinsics))
         yield
     finally:
         for module, attr, value in swapped:
