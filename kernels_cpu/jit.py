@@ -27,10 +27,11 @@ def _renamed(fn, suffix):
 def kernel(size, serial_below=4096, counter=False, frontier=None, rows=None, first=None,
            end=None):
     """Decorate a kernel; `size` names the argument that measures its work: an int or an array
-    whose length counts, or with `counter` a one-element array whose value counts. `frontier`
-    names the (indptr, queue) arguments of a kernel that walks the edges of a queue of `size`
-    vertices, `rows` the indptr of one that walks rows 0..size-1: a few vertices then still run
-    in parallel when their edges are many (hubs).
+    whose length counts, or with `counter` a one-element array whose value counts; `serial_below`
+    may be a function that returns the bound when called. `frontier` names the (indptr, queue)
+    arguments of a kernel that walks the edges of a queue of `size` vertices, `rows` the indptr of
+    one that walks rows 0..size-1: a few vertices then still run in parallel when their edges are
+    many (hubs).
 
     `first` and `end` name optional arguments of a kernel that walks only rows [first, end) (a
     chunk of the rows): `rows` kernels count rows and edges of that range only, `frontier`
@@ -61,7 +62,7 @@ def kernel(size, serial_below=4096, counter=False, frontier=None, rows=None, fir
             if row is not None:
                 hi = n if hi < 0 else hi
                 n = hi - lo
-            many = n >= serial_below or (
+            many = n >= (serial_below() if callable(serial_below) else serial_below) or (
                 walk is not None and queue_edges(args[walk[0]], args[walk[1]], n, lo, hi)
                 >= SERIAL_EDGES
             ) or (row is not None and n > 0 and args[row][hi] - args[row][lo] >= SERIAL_EDGES)
@@ -84,19 +85,7 @@ def graph_kernel(size):
     form. One thread generates and partitions such a graph in a few tenths of a second (rmat:18
     on 2 cores: 0.32 s against 0.18-0.27 s in parallel), while a first run compiles each
     parallel form in about 3x the time of the serial one (plan_sort_rows: 4.6 s against 1.5 s)."""
-    def wrap(fn):
-        names = list(inspect.signature(fn).parameters)
-        index = names.index(size)
-        parallel = njit(parallel=True, nogil=True, cache=True)(fn)
-        serial = njit(nogil=True, cache=True)(_renamed(fn, "_serial"))
-
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            n = args[index] if index < len(args) else kwargs[size]
-            return (parallel if len(n) > SMALL_GRAPH else serial)(*args, **kwargs)
-        call.parallel, call.serial = parallel, serial
-        return call
-    return wrap
+    return kernel(size, serial_below=lambda: SMALL_GRAPH + 1)
 
 
 @njit(nogil=True, cache=True)
