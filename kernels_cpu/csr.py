@@ -1,7 +1,8 @@
 """CSR construction and transposition: counting sort by source, O(V + E), stable.
 
-Parallel over edges for the degree count (atomic add) and serial for the stable scatter, which is
-memory bound and keeps the file's edge order within each row.
+Parallel over edges for the degree count (atomic add; serial up to jit.SMALL_GRAPH edges) and
+serial for the stable scatter, which is memory bound and keeps the file's edge order within each
+row.
 """
 
 import numpy as np

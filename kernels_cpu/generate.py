@@ -5,6 +5,7 @@ finaliser) of (seed, edge index), never from a per-thread stream, so a graph dep
 only, not on the thread count.
 The degree count is parallel (atomic adds); the scatter is `parse.scatter_rows`, serial: on few
 cores a serial pass beats atomic slot claims, and rows come out in edge order, deterministically.
+Graphs of at most jit.SMALL_GRAPH edges take every kernel's serial form (`graph_kernel`).
 """
 
 import numpy as np
