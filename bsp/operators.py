@@ -34,6 +34,7 @@ import numpy as np
 from . import intrinsics
 
 _BACKENDS = {}
+ASYNC_PIECES = 64        # advance with a source functor: streamed zero-copy rows in this many pieces
 
 
 def backend(part):
@@ -132,7 +133,7 @@ def _prefetched(prefetch, args):
 # -- operators ----------------------------------------------------------------------------------
 
 def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=None,
-            consume=None, prefetch=None):
+            consume=None, prefetch=None, source=None, source_args=()):
     """For each vertex s of `frontier` (a Frontier: its current queue; or an array of local ids,
     `length` of them) and each out-edge (s, t, w) of `view` ("out", "in", "both" or a view):
     r = edge_fn(s, t, w, *args). Where r is true, a local t is appended to the list `out`
@@ -141,7 +142,12 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     which edge_fn must signal by returning true once per slot and step).
     `consume`: the counter of the list `frontier` came from, emptied by the same launch (a list
     taken as the step's queue; nothing may append to it meanwhile). `prefetch`: the array the CPU
-    backend prefetches at upcoming targets (default: the first array among args; False: none)."""
+    backend prefetches at upcoming targets (default: the first array among args; False: none).
+    `source`: a vertex functor, source(s, *source_args) for each frontier vertex s before its
+    edges are walked. Streamed edges walk the queue in segments (one per transfer engine, and
+    zero-copy rows in up to ASYNC_PIECES pieces), each segment's sources taken right before its
+    edges: what earlier segments of the superstep wrote reaches them (HyTGraph's asynchronous
+    rounds: PageRank-Delta takes the residuals pushed so far)."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
         queue, qlen = frontier.items, frontier.length
@@ -153,7 +159,10 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
             put(part, consume, 0, 0)
         return
     ops, lists, pf = backend(part), _lists(out), _prefetched(prefetch, args)
-    for indptr, indices, weights, seg, n in v.queue_segments(queue, qlen):
+    pieces = 1 if source is None else ASYNC_PIECES
+    for indptr, indices, weights, seg, n in v.queue_segments(queue, qlen, pieces):
+        if source is not None:
+            ops.map_vertices(source, n, seg, (), source_args, False, None, None)
         ops.advance(edge_fn, indptr, indices, weights, v.n_local, seg, n, lists, outbox, pf,
                     args, consume)
 

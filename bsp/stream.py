@@ -63,6 +63,7 @@ MAX_CHUNKS = 1020
 GAMMA = 1.0             # select candidates each time the queues have held GAMMA * n vertices
 BETA = 0.3              # refresh when more than this share of the candidates is not cached
 SEGMENTS = 4            # resident, zero-copy, compaction, cache; then the filter groups
+PIECE_VERTICES = 16384  # a zero-copy segment is split in pieces of at least this many vertices
 SORT_ZEROCOPY = 4096    # zero-copy segments of this many vertices or more are sorted first
 # What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
 # worker thread, the row index (measured on the H200 machine: a compaction of a few vertices
@@ -354,8 +355,9 @@ class EdgeStream:
 
     # -- frontier kernels -------------------------------------------------------------------
 
-    def queue_segments(self, queue, qlen):
-        """(indptr, indices, weights, sub-queue, length) per segment of queue[:qlen]."""
+    def queue_segments(self, queue, qlen, pieces=1):
+        """(indptr, indices, weights, sub-queue, length) per segment of queue[:qlen]; the
+        zero-copy chunks' vertices in up to `pieces` segments of consecutive chunks, in order."""
         if qlen == 0:
             return
         part, k = self.part, self.part.kernels("chunks")
@@ -369,17 +371,21 @@ class EdgeStream:
         vertices = counts[0]
         codes = self._decide(counts)
         groups = self._groups(codes)
-        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy,
-        # 2 compaction, 3 the cached vertices (pseudo chunk nchunks, counted by no chunk),
-        # 4.. the filter groups
+        # segments: 0 resident (and the edgeless vertices of idle chunks), 1 zero-copy (its
+        # first piece), 2 compaction, 3 the cached vertices (pseudo chunk nchunks, counted by
+        # no chunk), 4.. the filter groups, then the zero-copy pieces after the first
         seg = np.zeros(self.nchunks + 1, np.int64)
-        seg[:-1][codes == ZEROCOPY] = 1
+        zc = np.flatnonzero(codes == ZEROCOPY)
+        pieces = max(1, min(pieces, zc.size, int(vertices[zc].sum()) // PIECE_VERTICES))
+        more = SEGMENTS + len(groups)            # the second zero-copy piece's segment
+        piece = np.arange(zc.size) * pieces // max(zc.size, 1)
+        seg[zc] = np.where(piece == 0, 1, more + piece - 1)
         seg[:-1][codes == COMPACTION] = 2
         seg[-1] = 3
         for j, (c, d) in enumerate(groups):
             seg[c:d] = SEGMENTS + j
         sizes = np.bincount(seg[:-1], weights=vertices,
-                            minlength=SEGMENTS + len(groups)).astype(np.int64)
+                            minlength=more + pieces - 1).astype(np.int64)
         sizes[3] = qlen - int(vertices.sum())
         self.stats["cache"] += int(sizes[3])
         offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -398,10 +404,11 @@ class EdgeStream:
             yield self.indptr, self.res_indices, self.res_weights, sub[0], int(sizes[0])
         if sizes[3]:
             yield self.cache_index, self.cache_indices, self.cache_weights, sub[3], int(sizes[3])
-        if sizes[1]:
-            yield (self.indptr, self.host_indices, self.host_weights,
-                   self._ascending(sub[1], int(sizes[1]), sub[1] is queue, SORT_ZEROCOPY),
-                   int(sizes[1]))
+        for j in (1, *range(more, more + pieces - 1)):
+            if sizes[j]:
+                yield (self.indptr, self.host_indices, self.host_weights,
+                       self._ascending(sub[j], int(sizes[j]), sub[j] is queue, SORT_ZEROCOPY),
+                       int(sizes[j]))
         for j, indices, weights in filtered:
             yield self.indptr, indices, weights, sub[SEGMENTS + j], int(sizes[SEGMENTS + j])
         if pending is not None:

@@ -1,8 +1,13 @@
 """SSSP bucket-width sweep: time per multiplier of the default CPU bucket width, on one device.
 
     python -m experiments.sssp_delta --graph rmat:24 --device gpu --cpu-share 0
+    python -m experiments.sssp_delta --graph rmat:22 --device gpu --cpu-share 0 \
+        --budget-fraction 0.06 --multipliers 1,2,4,8,16
 
-The default width (totem_py.algorithms.sssp.default_delta) was chosen from sweeps like this one.
+With `--budget-fraction`, the GPU's edges stream (transfer auto) beside a budget of that share of
+the edge bytes (ids and float32 weights), as experiments/bench_transfer.py runs them; each line
+then also gives the bytes moved over the edge bytes. The default width
+(totem_py.algorithms.sssp.default_delta) was chosen from sweeps like this one.
 """
 
 import argparse
@@ -21,18 +26,26 @@ def main(argv=None):
     ap.add_argument("--multipliers", default="0.5,1,2,4,8,16,64")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--budget-fraction", type=float, default=None)
     args = ap.parse_args(argv)
     graph = totem_py.generate(args.graph, undirected=True, weighted=True)
     source = totem_py.run(graph, "bfs", cpu_share=1.0, device="cpu").metrics["source"]
     base = default_delta(graph)
     plan = None
+    stream = {}
+    if args.budget_fraction is not None:
+        stream = dict(gpu_memory=int(args.budget_fraction * graph.n_edges * 8), transfer="auto",
+                      chunk_bytes=int(min(32 << 20, max(1 << 20, graph.n_edges * 4 // 256))))
     print(f"{args.graph}: default delta {base:.2f}")
     for mult in (float(m) for m in args.multipliers.split(",")):
         r = totem_py.run(graph, SSSP(source, delta=base * mult), cpu_share=args.cpu_share,
-                         device=args.device, trials=args.trials, threads=args.threads, plan=plan)
-        plan = r.plan
-        print(f"x{mult:<6} delta {base * mult:9.2f}  {r.metrics['time_s'] * 1e3:9.2f} ms  "
-              f"{r.metrics['supersteps']:4d} supersteps", flush=True)
+                         device=args.device, trials=args.trials, threads=args.threads, plan=plan,
+                         **stream)
+        plan, m = r.plan, r.metrics
+        moved = f"  moved {m['transfer']['volume_ratio']:5.2f}x the edge bytes" \
+            if "volume_ratio" in m.get("transfer", {}) else ""
+        print(f"x{mult:<6} delta {base * mult:9.2f}  {m['time_s'] * 1e3:9.2f} ms  "
+              f"{m['supersteps']:4d} supersteps{moved}", flush=True)
     return 0
 
 

@@ -339,3 +339,24 @@ def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
         engine = Engine(plan, "emulated", edges=edges)
         engine.prepare(PageRank(ITERATIONS))
         assert [p.edges_resident for p in engine.parts] == [want, want], edges
+
+
+def test_sssp_buckets_widen_for_gpus_and_less_for_edges_over_the_bus():
+    """SSSP's default bucket: the CPU's width in a hybrid run, GPU_WIDER times it when every
+    partition is a GPU with resident edges, HOST_EDGES_WIDER times when they stream."""
+    from totem_py.algorithms import sssp
+    g = totem_py.generate("rmat:12", undirected=True, weighted=True)
+    cpu = sssp.default_delta(g)
+    plan = partition(g, "HIGH", 0.0, 1, seed=1)
+    for edges, wider in ((EdgeOptions(), sssp.GPU_WIDER),
+                         (EdgeOptions("auto", budget=200_000, chunk_bytes=1 << 10),
+                          sssp.HOST_EDGES_WIDER)):
+        alg = SSSP(0)
+        engine = Engine(plan, "emulated", edges=edges)
+        engine.prepare(alg)
+        part = engine.parts[0]
+        part.gpus_only = True       # as on a real GPU (the emulated device keeps the CPU's)
+        with part.context():
+            alg.init(part)
+        assert alg.delta == pytest.approx(cpu * wider)
+    assert sssp.HOST_EDGES_WIDER < sssp.GPU_WIDER

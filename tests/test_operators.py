@@ -104,6 +104,34 @@ def test_advance_over_an_empty_queue_calls_nothing(backend):
     assert not backend.get(hits).any()
 
 
+def take(v, acc, share, calls):
+    share[v] = acc[v] + 1.0
+    acc[v] = 0.0
+    atomic_add(calls, v, 1)
+    return False
+
+
+def give(s, t, w, acc, share):
+    atomic_add(acc, t, share[s])
+    return False
+
+
+def test_advance_takes_sources_segment_by_segment(backend):
+    """`source` runs once per queue vertex, each segment's right before its edges: a segment
+    sees what the segments walked before it wrote. Rows 0-1 and 2-3 are two segments (a cycle
+    0 -> 2 -> 1 -> 3 -> 0): the first takes 0 and 1 and gives 1 to 2 and 3; the second takes
+    2 and 3 with it (shares 2) and gives 2 to 1 and 0, which keep it."""
+    indptr, indices = np.array([0, 1, 2, 3, 4]), np.array([2, 3, 1, 0])
+    view = backend.view(indptr, indices, 4, bounds=[0, 2, 4])
+    acc, share = backend.put(np.zeros(4)), backend.put(np.zeros(4))
+    calls = backend.put(np.zeros(4, np.int64))
+    advance(backend.part(4), view, backend.put(np.array([3, 0, 2, 1])), give, acc, share,
+            source=take, source_args=(acc, share, calls))
+    assert backend.get(share).tolist() == [1, 1, 2, 2]
+    assert backend.get(acc).tolist() == [2, 2, 0, 0]
+    assert backend.get(calls).tolist() == [1, 1, 1, 1]
+
+
 def test_frontier_queues(backend):
     """A Frontier on a real partition: advance appends to its next queue, swap makes that the
     current one and returns its length and edges. Breadth-first from one vertex of rmat_small:

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 import pytest
 
+import bsp.operators
 import bsp.stream
 from bsp import EdgeOptions, Engine
 from bsp.partition import DeviceView
@@ -74,8 +75,8 @@ def check_sorted_mapped(monkeypatch, device):
     seen = []
     segments = DeviceView.queue_segments
 
-    def spy(self, queue, qlen):
-        out = segments(self, queue, qlen)
+    def spy(self, queue, qlen, pieces=1):
+        out = segments(self, queue, qlen, pieces)
         if self.host_bytes and qlen > 1:
             rows = out[0][3][:qlen]
             rows = rows.get() if device == "gpu" else rows
@@ -116,6 +117,37 @@ def test_streamed_segments_sorted(transfer, monkeypatch):
 
 def test_mapped_queues_sorted(monkeypatch):
     check_sorted_mapped(monkeypatch, "emulated")
+
+
+def test_zero_copy_rows_in_pieces(monkeypatch):
+    """advance with a source functor (PageRank-Delta's) asks for zero-copy rows in pieces: each
+    piece's rows are the queue's in a run of consecutive chunks, the pieces follow one another
+    in chunk order, the segments together hold the queue, and the answers are the references'."""
+    monkeypatch.setattr(bsp.stream, "PIECE_VERTICES", 1)
+    pieces_seen = []
+    segments = bsp.stream.EdgeStream.queue_segments
+
+    def spy(self, queue, qlen, pieces=1):
+        want = np.sort(np.asarray(queue[:qlen]))
+        got, last = [], -1
+        zerocopy = 0
+        for seg in segments(self, queue, qlen, pieces):
+            rows = np.asarray(seg[3][:seg[4]])
+            got.append(rows)
+            if seg[1] is self.host_indices:
+                chunks = np.searchsorted(self.starts, rows, side="right") - 1
+                assert chunks.min() > last
+                last = chunks.max()
+                zerocopy += 1
+            yield seg
+        assert np.array_equal(np.sort(np.concatenate(got)), want)
+        if pieces > 1:
+            pieces_seen.append(zerocopy)
+    monkeypatch.setattr(bsp.stream.EdgeStream, "queue_segments", spy)
+    g = with_random_weights(generate("rmat:10", seed=4, undirected=True), 5)
+    check_matrix(g, "HIGH", devices=("emulated",), shares=(0.0,), gpus_list=(1,),
+                 edges=EdgeOptions("zerocopy", **streaming(g, fraction=0.0)))
+    assert max(pieces_seen) == bsp.operators.ASYNC_PIECES
 
 
 @pytest.mark.parametrize("transfer", TRANSFERS)

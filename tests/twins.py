@@ -75,8 +75,9 @@ class View:
         for (first, end), indices in zip(self.ranges, self.indices):
             yield self.indptr, indices, self.weights, first, end
 
-    def queue_segments(self, queue, qlen):
-        """The queue's items by range, each range's in a sub-queue of its own."""
+    def queue_segments(self, queue, qlen, pieces=1):
+        """The queue's items by range, each range's in a sub-queue of its own (in range order,
+        whatever `pieces`)."""
         items = self.twins.get(queue)[:qlen]
         for (first, end), indices in zip(self.ranges, self.indices):
             sub = items[(items >= first) & (items < end)]

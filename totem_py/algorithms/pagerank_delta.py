@@ -100,9 +100,9 @@ class PageRankDelta(Algorithm):
     def compute(self, part, step, mode, box):
         s = part.state
         f = s.frontier
-        vertex_map(part, take, s.residual, s.rank, part.out_degree, s.share, self.damping,
-                   vertices=f.items, length=f.length)
-        advance(part, "out", f, push, s.residual, s.share, part.n_local, outbox=box)
+        advance(part, "out", f, push, s.residual, s.share, part.n_local, outbox=box,
+                source=take, source_args=(s.residual, s.rank, part.out_degree, s.share,
+                                          self.damping))
 
     def scatter(self, part, step, mode, inbox):
         receive(part, inbox, add_message, part.state.residual)

@@ -32,6 +32,7 @@ from .common import SOURCE, collect, owned_lvid, source_vertex
 DIST = Message(np.float64, "min", np.inf)
 FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
 GPU_WIDER = 16
+HOST_EDGES_WIDER = 2        # the same, when GPU partitions read their edges from host memory
 CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
 
@@ -96,18 +97,23 @@ def unmarked(v, pending):
     return False
 
 
-def default_delta(graph, gpus=False):
+def default_delta(graph, gpus=False, resident=True):
     """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
     weights; 2 was fastest among factors 1/64..64 on rmat:20-24). GPUs want more work per
     superstep: GPU_WIDER times wider when every partition is a GPU (GPU-only SSSP on rmat:24,
-    H100: 84 ms against 116 ms at the CPU's width). A hybrid run keeps the CPU's width: its CPU
+    H100: 84 ms against 116 ms at the CPU's width), but only HOST_EDGES_WIDER times when their
+    edges are not all `resident` (streamed or mapped): the bytes read over the bus then cost
+    more than supersteps, and wider buckets read rows again (rmat:22 streamed with 6% of the
+    edges resident, H100: 58.7 ms in 59 supersteps at 2x, moving 1.77x the edge bytes, against
+    83.0 ms in 20 at 16x, moving 2.87x). A hybrid run keeps the CPU's width: its CPU
     partition holds the hubs (HIGH), and wide buckets relax each hub's row again each time a
     bucket lowers it."""
     if graph.n_edges == 0:
         return 1.0
     mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
     mean_deg = graph.n_edges / max(graph.n_vertices, 1)
-    width = mean_w * 2.0 / mean_deg * (GPU_WIDER if gpus else 1)
+    width = mean_w * 2.0 / mean_deg * ((GPU_WIDER if resident else HOST_EDGES_WIDER)
+                                       if gpus else 1)
     return max(width, 1e-9)
 
 
@@ -136,7 +142,7 @@ class SSSP(Algorithm):
 
     def init(self, part):
         if self.delta is None:
-            self.delta = default_delta(part.plan.graph, part.gpus_only)
+            self.delta = default_delta(part.plan.graph, part.gpus_only, part.edges_resident)
         self.bound = self.delta
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
