@@ -341,22 +341,34 @@ def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
         assert [p.edges_resident for p in engine.parts] == [want, want], edges
 
 
-def test_sssp_buckets_widen_for_gpus_and_less_for_edges_over_the_bus():
-    """SSSP's default bucket: the CPU's width in a hybrid run, GPU_WIDER times it when every
-    partition is a GPU with resident edges, HOST_EDGES_WIDER times when they stream."""
-    from totem_py.algorithms import sssp
-    g = totem_py.generate("rmat:12", undirected=True, weighted=True)
-    cpu = sssp.default_delta(g)
-    plan = partition(g, "HIGH", 0.0, 1, seed=1)
-    for edges, wider in ((EdgeOptions(), sssp.GPU_WIDER),
-                         (EdgeOptions("auto", budget=200_000, chunk_bytes=1 << 10),
-                          sssp.HOST_EDGES_WIDER)):
-        alg = SSSP(0)
-        engine = Engine(plan, "emulated", edges=edges)
-        engine.prepare(alg)
-        part = engine.parts[0]
-        part.gpus_only = True       # as on a real GPU (the emulated device keeps the CPU's)
-        with part.context():
-            alg.init(part)
-        assert alg.delta == pytest.approx(cpu * wider)
-    assert sssp.HOST_EDGES_WIDER < sssp.GPU_WIDER
+def test_sssp_buckets_double_while_the_far_lists_shrink():
+    """SSSP's next bucket once the near lists are empty: the bucket holding the smallest far
+    distance, twice as wide as the last while the far lists shrink, delta again when they
+    grow; no far distance ends the run. At the CPU's width on rmat:16, the doubling takes
+    fewer supersteps than fixed buckets, with the same distances."""
+    from bsp import Vote
+    alg = SSSP(0, delta=10.0)
+    alg.width, alg.far = 10.0, 0.0
+    walk = [(5.0, 100, 10.0, 10.0), (25.0, 50, 40.0, 20.0), (41.0, 20, 80.0, 40.0),
+            (85.0, 30, 90.0, 10.0), (95.0, 10, 100.0, 20.0)]
+    for key, far, bound, width in walk:
+        assert not alg.finished(Vote(0, 0, key, (float(far),)))
+        assert (alg.bound, alg.width) == (bound, width), key
+    assert not alg.finished(Vote(3, 0, np.inf, (1.0,))) and alg.bound == 100.0
+    assert alg.finished(Vote(0, 0, np.inf, (0.0,)))
+    g = totem_py.generate("rmat:16", undirected=True, weighted=True)
+    source = default_source(g)
+    fixed = SSSP(source)
+    fixed.finished = lambda total: total.active == 0 and not _fixed_bucket(fixed, total.key)
+    runs = [totem_py.run(g, alg, cpu_share=1.0, device="cpu") for alg in (SSSP(source), fixed)]
+    assert np.array_equal(runs[0].values, ref.sssp_distances(g, source))
+    assert np.array_equal(runs[1].values, runs[0].values)
+    assert runs[0].metrics["supersteps"] < runs[1].metrics["supersteps"]
+
+
+def _fixed_bucket(alg, key):
+    """Buckets of width delta always (what SSSP.finished does without the doubling)."""
+    if not np.isfinite(key):
+        return False
+    alg.bound = (np.floor(key / alg.delta) + 1) * alg.delta
+    return True

@@ -6,8 +6,8 @@ or, at or above the bound, onto the far list (the later buckets), each at most o
 flag per vertex says: FAR, or the mark of the near list it was put on (each step's list has a new
 mark, so the step's queue needs no pass to take its vertices off the list; when the flags' type
 runs out of marks, one pass over the vertices starts them over). When no partition has near
-vertices the bound moves to the bucket of the smallest pending distance (the engine's `advance`),
-found without a scan: `far_min` is a lower bound of the far distances kept by the writers in slots
+vertices the bound moves to the bucket of the smallest pending distance (`finished`; buckets
+widen while the far lists shrink), found without a scan: `far_min` is a lower bound of the far distances kept by the writers in slots
 on their own cache lines: 64 on a CPU (one slot, a hot address for every thread, took CPU-only SSSP
 on rmat:24 with 16 threads to 2627 ms against 558 for per-block minima on one host; 64 slots: 603
 against 674 on another), one on a GPU, whose atomics resolve in L2 and whose threads skip most of
@@ -31,8 +31,7 @@ from .common import SOURCE, collect, owned_lvid, source_vertex
 
 DIST = Message(np.float64, "min", np.inf)
 FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
-GPU_WIDER = 16
-HOST_EDGES_WIDER = 2        # the same, when GPU partitions read their edges from host memory
+GPU_WIDER = 2
 CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
 
@@ -97,23 +96,20 @@ def unmarked(v, pending):
     return False
 
 
-def default_delta(graph, gpus=False, resident=True):
+def default_delta(graph, gpus=False):
     """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
     weights; 2 was fastest among factors 1/64..64 on rmat:20-24). GPUs want more work per
-    superstep: GPU_WIDER times wider when every partition is a GPU (GPU-only SSSP on rmat:24,
-    H100: 84 ms against 116 ms at the CPU's width), but only HOST_EDGES_WIDER times when their
-    edges are not all `resident` (streamed or mapped): the bytes read over the bus then cost
-    more than supersteps, and wider buckets read rows again (rmat:22 streamed with 6% of the
-    edges resident, H100: 58.7 ms in 59 supersteps at 2x, moving 1.77x the edge bytes, against
-    83.0 ms in 20 at 16x, moving 2.87x). A hybrid run keeps the CPU's width: its CPU
-    partition holds the hubs (HIGH), and wide buckets relax each hub's row again each time a
-    bucket lowers it."""
+    superstep: GPU_WIDER times wider when every partition is a GPU (`experiments.sssp_delta`, one
+    H100 host: GPU-only rmat:24 37.5 ms in 28 supersteps at 2x, 42.1 at 8x, 52.9 in 19 at 16x;
+    rmat:22 streamed with 6% of the edges resident, 52.0 ms at 2x, moving 1.67x the edge bytes,
+    74.2 at 16x, moving 2.85x; with `finished` widening the tail's buckets). A hybrid run keeps
+    the CPU's width: its CPU partition holds the hubs (HIGH), and wide buckets relax each hub's
+    row again each time a bucket lowers it."""
     if graph.n_edges == 0:
         return 1.0
     mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
     mean_deg = graph.n_edges / max(graph.n_vertices, 1)
-    width = mean_w * 2.0 / mean_deg * ((GPU_WIDER if resident else HOST_EDGES_WIDER)
-                                       if gpus else 1)
+    width = mean_w * 2.0 / mean_deg * (GPU_WIDER if gpus else 1)
     return max(width, 1e-9)
 
 
@@ -142,8 +138,9 @@ class SSSP(Algorithm):
 
     def init(self, part):
         if self.delta is None:
-            self.delta = default_delta(part.plan.graph, part.gpus_only, part.edges_resident)
-        self.bound = self.delta
+            self.delta = default_delta(part.plan.graph, part.gpus_only)
+        self.bound = self.width = self.delta
+        self.far = 0.0          # the far lists' length at the last bucket
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
         s.pending = part.flags(n)
@@ -204,15 +201,29 @@ class SSSP(Algorithm):
         the smallest far distance or below it (then the next bucket may be empty, and its split
         gives the exact value)."""
         s = part.state
-        near_len, far_min = part.to_host_all(s.near_len, s.far_min, count=False, reuse="vote")
+        near_len, far_min, far_len = part.to_host_all(s.near_len, s.far_min, s.far_len,
+                                                      count=False, reuse="vote")
         active = s.near_count = int(near_len[0])
-        return Vote(active, 0, float(far_min.min()) if active == 0 else np.inf)
+        return Vote(active, 0, float(far_min.min()) if active == 0 else np.inf,
+                    (float(far_len[0]),))
 
-    def advance(self, key):
-        if not math.isfinite(key):
+    def finished(self, total):
+        """Go on while a partition has near vertices; then to the next bucket, the one holding
+        the smallest far distance (the key), or stop when there is none. While the far lists
+        (the sum of their lengths, a sum) shrink from one bucket to the next, each bucket is
+        twice as wide as the last, back to delta when they grow: the distances' tail, a few
+        vertices in each of many buckets, would otherwise take two supersteps per bucket
+        (rmat:20 at the CPU's width: 94 supersteps, 26 with the doubling, the rows relaxed
+        1.28 n and 1.27 n)."""
+        if total.active:
             return False
-        self.bound = (math.floor(key / self.delta) + 1) * self.delta
-        return True
+        if not math.isfinite(total.key):
+            return True
+        far = total.sums[0]
+        self.width = self.width * 2 if far < self.far else self.delta
+        self.far = far
+        self.bound = (math.floor(total.key / self.width) + 1) * self.width
+        return False
 
     def collect(self, parts, n_vertices):
         return collect(parts, n_vertices, "dist", np.float64, np.inf)
