@@ -34,7 +34,7 @@ import numpy as np
 from . import intrinsics
 
 _BACKENDS = {}
-ASYNC_PIECES = 64        # advance with a source functor: streamed zero-copy rows in this many pieces
+ASYNC_PIECES = 8        # advance with a source functor: zero-copy rows in this many pieces
 
 
 def backend(part):

@@ -7,11 +7,12 @@ flag per vertex says: FAR, or the mark of the near list it was put on (each step
 mark, so the step's queue needs no pass to take its vertices off the list; when the flags' type
 runs out of marks, one pass over the vertices starts them over). When no partition has near
 vertices the bound moves to the bucket of the smallest pending distance (`finished`; buckets
-widen while the far lists shrink), found without a scan: `far_min` is a lower bound of the far distances kept by the writers in slots
-on their own cache lines: 64 on a CPU (one slot, a hot address for every thread, took CPU-only SSSP
-on rmat:24 with 16 threads to 2627 ms against 558 for per-block minima on one host; 64 slots: 603
-against 674 on another), one on a GPU, whose atomics resolve in L2 and whose threads skip most of
-them after a plain read of the one slot; the far list is split once per bucket.
+widen while the far lists shrink), found without a scan: `far_min` is a lower bound of the far
+distances kept by the writers in slots on their own cache lines: 64 on a CPU (one slot, a hot
+address for every thread, took CPU-only SSSP on rmat:24 with 16 threads to 2627 ms against 558
+for per-block minima on one host; 64 slots: 603 against 674 on another), one on a GPU, whose
+atomics resolve in L2 and whose threads skip most of them after a plain read of the one slot;
+the far list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
 with atomic_max on its flag (0 -> FAR, or anything -> the mark), and only the claimer appends it; a
@@ -210,7 +211,7 @@ class SSSP(Algorithm):
     def finished(self, total):
         """Go on while a partition has near vertices; then to the next bucket, the one holding
         the smallest far distance (the key), or stop when there is none. While the far lists
-        (the sum of their lengths, a sum) shrink from one bucket to the next, each bucket is
+        (their lengths' total, the votes' `sums`) shrink from one bucket to the next, each is
         twice as wide as the last, back to delta when they grow: the distances' tail, a few
         vertices in each of many buckets, would otherwise take two supersteps per bucket
         (rmat:20 at the CPU's width: 94 supersteps, 26 with the doubling, the rows relaxed
