@@ -53,6 +53,19 @@ OTHERS = {
 }
 
 
+def default_chunk_bytes(graph):
+    """--chunk-bytes by default: 1/256 of the edge ids' bytes, between 1M and 32M."""
+    return int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
+
+
+def fraction_budget(graph, alg, fraction):
+    """--gpu-memory for `fraction` of the edge bytes `alg` reads: ids, plus weights for sssp as a
+    GPU partition holds them (float32 when exact: DeviceView.host_weights)."""
+    weight_bytes = 4 if np.array_equal(graph.weights.astype(np.float32), graph.weights) else 8
+    per_edge = graph.indices.itemsize + (weight_bytes if alg == "sssp" else 0)
+    return int(fraction * graph.n_edges * per_edge)
+
+
 def shares_per_step(metrics):
     """[(step, {engine: share of the step's active chunks})] over the supersteps that streamed."""
     out = []
@@ -145,10 +158,8 @@ def main(argv=None):
           f"vertices, {graph.n_edges} edges (generated in "
           f"{time.perf_counter() - started:.0f} s)", flush=True)
     chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
-        int(min(32 << 20, max(1 << 20, graph.n_edges * graph.indices.itemsize // 256)))
+        default_chunk_bytes(graph)
     others = OTHERS.get((args.graph, undirected), {})
-    # the weights as a GPU partition holds them (float32 when exact: DeviceView.host_weights)
-    weight_bytes = 4 if np.array_equal(graph.weights.astype(np.float32), graph.weights) else 8
     caches = [parse_bytes(c, "--gpu-cache") for c in args.gpu_cache.split(",")]
     rows, refs, plan = [], {}, None
     for hub_sort in hub_sorts:          # one plan per local order, shared by the algorithms
@@ -156,9 +167,8 @@ def main(argv=None):
             plan = r = None
             gc.collect()
         for alg in args.algorithms.split(","):
-            per_edge = graph.indices.itemsize + (weight_bytes if alg == "sssp" else 0)
             budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
-                int(args.budget_fraction * graph.n_edges * per_edge)
+                fraction_budget(graph, alg, args.budget_fraction)
             results = []
             for engine, cache in [(e, c) for e in args.engines.split(",") for c in caches]:
                 r = totem_py.run(graph, alg, cpu_share=0.0, gpus=1, device=args.device,

@@ -5,7 +5,7 @@
         --budget-fraction 0.06 --multipliers 1,2,4,8,16
 
 With `--budget-fraction`, the GPU's edges stream (transfer auto) beside a budget of that share of
-the edge bytes (ids and float32 weights), as experiments/bench_transfer.py runs them; each line
+the edge bytes (ids and weights), as experiments/bench_transfer.py runs them; each line
 then also gives the bytes moved over the edge bytes. The default width
 (totem_py.algorithms.sssp.default_delta) was chosen from sweeps like this one.
 """
@@ -14,6 +14,7 @@ import argparse
 import sys
 
 import totem_py
+from experiments.bench_transfer import default_chunk_bytes, fraction_budget
 from totem_py.algorithms import SSSP
 from totem_py.algorithms.sssp import default_delta
 
@@ -34,8 +35,8 @@ def main(argv=None):
     plan = None
     stream = {}
     if args.budget_fraction is not None:
-        stream = dict(gpu_memory=int(args.budget_fraction * graph.n_edges * 8), transfer="auto",
-                      chunk_bytes=int(min(32 << 20, max(1 << 20, graph.n_edges * 4 // 256))))
+        stream = dict(gpu_memory=fraction_budget(graph, "sssp", args.budget_fraction),
+                      transfer="auto", chunk_bytes=default_chunk_bytes(graph))
     print(f"{args.graph}: default delta {base:.2f}")
     for mult in (float(m) for m in args.multipliers.split(",")):
         r = totem_py.run(graph, SSSP(source, delta=base * mult), cpu_share=args.cpu_share,
