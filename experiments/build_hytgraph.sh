@@ -7,7 +7,9 @@
 # Changes for today's CUDA, made to a copy: sm_90 instead of sm_35-61; C++17 (CUDA 13's CUB and
 # Thrust need it); the toolkit's CUB instead of the bundled one, with a grid barrier and three warp
 # helpers that CUB has dropped (GridBarrier, LaneId, LaneMaskLt, WARP_SYNC) written here; NVTX 3's
-# header-only nvToolsExt; no link to the driver stub or to libnvToolsExt.
+# header-only nvToolsExt; no link to the driver stub or to libnvToolsExt. hybrid_cc's Single()
+# returns HybridCC()'s result: it flowed off the end of a bool function, which GCC compiles into a
+# fall through into the next function, a crash after the run that loses the buffered output.
 set -euo pipefail
 src=$1 build=$2
 mkdir -p "$build"
@@ -95,6 +97,10 @@ text = text.replace("include_directories(${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_
                     "include_directories(BEFORE ${PROJECT_SOURCE_DIR}/compat)")
 assert "compat)" in text and "c++11" not in text and "libcuda.so" not in text
 cm.write_text(text)
+cc = Path("samples/hybrid_cc/main.cpp")
+code = cc.read_text()
+assert code.count("            HybridCC();") == 1, "hybrid_cc's main.cpp changed"
+cc.write_text(code.replace("            HybridCC();", "            return HybridCC();"))
 for path in Path("include").rglob("*.h"):
     code = path.read_text()
     if "nvToolsExt.h" in code:

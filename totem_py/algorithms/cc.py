@@ -29,8 +29,10 @@ def afforest(part, view, comp, seed):
             k.cc_link_sample(indptr, indices, end, comp, r, first)
         k.cc_compress(comp)
     giant = k.cc_frequent(comp[:view.n_local], 1024, seed)
-    # the giant component's rows read one line (their ghost edges, stored last); the others whole
-    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) + 1   # noqa: E731
+    # the giant component's rows read their ghost edges (about a line, a prefix or a suffix of
+    # the row), none without ghosts; the others whole
+    ghosts = int(view.n_ghosts > 0)
+    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) * (2 - ghosts) + ghosts  # noqa
     for indptr, indices, _, first, end in view.row_segments(reads):
         k.cc_link_rest(indptr, indices, view.n_local, comp, giant, first, end)
     k.cc_compress(comp)
