@@ -18,10 +18,11 @@ from twins import backend, poisoned, ranges, twins  # noqa: F401 (fixtures)
 POISON_VALUE = 1e30
 
 
-def graph(n_local, n_ghosts, seed, hub=0, both=False):
+def graph(n_local, n_ghosts, seed, hub=0, both=False, ghosts_first=False):
     """A random CSR of n_local rows over n_local + n_ghosts targets, many empty rows, row
     min(3, n_local - 1) with `hub` more edges; with `both` every local edge also reversed (CC's
-    "both" view); rows sorted, so ghost targets come last as the CC kernels expect."""
+    "both" view); rows sorted, so ghost targets come last, or with `ghosts_first` first in odd
+    rows (plan_sort_rows puts either group first): the CC kernels expect one or the other."""
     rng = np.random.default_rng(seed)
     degrees = np.where(rng.random(n_local) < 0.3, 0, rng.integers(1, 9, n_local))
     if hub and n_local:
@@ -33,7 +34,11 @@ def graph(n_local, n_ghosts, seed, hub=0, both=False):
         src, dst = np.concatenate([src, dst[local]]), np.concatenate([dst, src[local]])
     order = np.lexsort((dst, src))
     indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n_local))])
-    return indptr.astype(np.int64), dst[order].astype(np.int32)
+    indices = dst[order].astype(np.int32)
+    for u in range(1, n_local, 2) if ghosts_first else ():
+        row = indices[indptr[u]:indptr[u + 1]]
+        row[:] = np.concatenate([row[row >= n_local], row[row < n_local]])
+    return indptr.astype(np.int64), indices
 
 
 GRAPHS = [(0, 0, 0, 0), (0, 3, 1, 0), (1, 0, 2, 0), (1, 2, 3, 0), (7, 2, 4, 0), (60, 5, 5, 0),
@@ -169,6 +174,17 @@ def test_cc_link_ranges(twins, n_local, n_ghosts, seed, hub, convention):
     assert np.array_equal(one, want)
     for bounds in splits(n_local, seed):
         got = components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison)
+        assert np.array_equal(got, want), bounds
+
+
+@pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
+def test_cc_link_ghosts_first(twins, n_local, n_ghosts, seed, hub):
+    """Rows of the skipped component whose ghost edges come first link them too."""
+    indptr, indices = graph(n_local, n_ghosts, seed, hub, both=True, ghosts_first=True)
+    n_nodes = n_local + n_ghosts + 1
+    want = naive_components(indptr, indices, n_local, n_nodes)
+    for bounds in splits(n_local, seed):
+        got = components(twins, indptr, indices, n_local, n_nodes, bounds, "end", n_nodes - 1)
         assert np.array_equal(got, want), bounds
 
 
