@@ -3,7 +3,7 @@ and what algorithms are written with: the callback API, the operators and their 
 
 from .api import Algorithm, Message, Mode, Vote
 from .engine import Engine
-from .intrinsics import atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or, test_bit
+from kernels_cpu.intrinsics import atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or, test_bit
 from .operators import (Frontier, advance, bitmap, bitmap_bytes, device_function, pull, put,
                         receive, vertex_map, vertex_values)
 from .partition import EdgeOptions

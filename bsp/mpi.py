@@ -6,7 +6,7 @@ never imports mpi4py.
 
 Plan once, execute many (as mpi4py-fft does):
 
-* Every rank builds its own RankPlan from its share of the graph (bsp/mpi_plan.py); no rank holds
+* Every rank builds its own RankPlan from its share of the graph (partitioners/distributed.py); no rank holds
   the whole graph.
 * `ExchangePlan` (one per CSR view, built on first use): for every peer rank the counts and
   displacements of the `Alltoallv` and the index maps - which slots of which local box go to a
@@ -51,7 +51,7 @@ import numpy as np
 from mpi4py import MPI
 
 from kernels_cpu import boxes as _boxes
-from totem_py.errors import InputError
+from .errors import InputError
 
 from .api import Vote
 from .engine import Engine
@@ -557,7 +557,7 @@ class MpiEngine(Engine):
     `comm`. Every rank calls `run` with an equal algorithm. With `gather` (the default) rank 0's
     `run` returns the whole result by global id and the other ranks' return None; without, every
     rank's returns the values of its own vertices, in the order of `local_gvids`. The plan must
-    hold every view the algorithm walks (bsp.mpi_plan.plan_ranks builds them). After a run,
+    hold every view the algorithm walks (partitioners.distributed.plan_ranks builds them). After a run,
     `values` holds this rank's values (in `local_gvids` order) whether gathered or not."""
 
     def __init__(self, plan, comm, device="emulated", progress=None, edges=EdgeOptions(),

@@ -31,7 +31,7 @@ import importlib
 
 import numpy as np
 
-from . import intrinsics
+from kernels_cpu import intrinsics
 
 _BACKENDS = {}
 ASYNC_PIECES = 8        # advance with a source functor: zero-copy rows in this many pieces

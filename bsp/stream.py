@@ -50,6 +50,8 @@ import numpy as np
 from kernels_cpu.chunks import chunk_copy
 from kernels_cpu.stream import auto_choose, stream_gather, stream_offsets
 
+from .errors import InputError
+
 from .transfer_model import ALPHA, BETA as BETA_RULE, ENGINES, load_profile
 
 FILTER, COMPACTION, ZEROCOPY = range(3)
@@ -127,7 +129,6 @@ class EdgeStream:
         cache_bytes = self.cache_capacity * bpe
         fixed = 3 * buffers * bpe + cache_bytes
         if budget < fixed:
-            from totem_py.errors import InputError
             need = f"its staging buffers need {fixed} bytes" if not cache_bytes else (
                 f"its staging buffers ({fixed - cache_bytes} bytes) and --gpu-cache "
                 f"({cache_bytes} bytes, this view's share) need {fixed} bytes")

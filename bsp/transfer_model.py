@@ -63,6 +63,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import InputError
+
 FILTER, COMPACTION, ZEROCOPY = 0, 1, 2
 ENGINES = ("filter", "compaction", "zerocopy")
 
@@ -204,7 +206,6 @@ class Profile:
     @classmethod
     def from_json(cls, data, path=None):
         """Parse a profile object; InputError naming `path` if it is malformed."""
-        from totem_py.errors import InputError
 
         def bad(problem):
             return InputError(f"malformed transfer profile: {problem} "
@@ -282,7 +283,6 @@ def load_profile(path=None, warn=True):
     """The Profile at `path` (default: profile_path()). No file: Profile.fallback(), with one
     warning line on stderr (once per path and process) unless warn=False. A file that cannot be
     read or parsed: InputError naming it."""
-    from totem_py.errors import InputError
     path = profile_path(path)
     if not os.path.exists(path):
         if warn and path not in _warned:
@@ -309,7 +309,6 @@ def load_profile(path=None, warn=True):
 def save_profile(profile, path=None):
     """Write `profile` as JSON to `path` (default: profile_path()) through a temporary file and
     a rename, creating the directory; returns the path. InputError if it cannot be written."""
-    from totem_py.errors import InputError
     path = profile_path(path)
     tmp = f"{path}.tmp{os.getpid()}"
     try:

@@ -99,7 +99,7 @@ def _lower_intrinsics():
     """The CPU lowering of bsp.intrinsics, the intrinsics functors call (Numba's CPU target)."""
     from numba.extending import overload
 
-    from bsp import intrinsics
+    from . import intrinsics
 
     def rmw(impl):
         def typer(array, index, value):

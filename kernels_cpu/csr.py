@@ -11,6 +11,13 @@ from numba import njit, prange
 from .atomics import atomic_add
 from .jit import graph_kernel
 
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def index_dtype(n_vertices):
+    """int32 while ids fit, int64 beyond."""
+    return np.dtype(np.int32) if n_vertices <= INT32_MAX else np.dtype(np.int64)
+
 
 @graph_kernel("src")
 def csr_degrees(src, n_vertices):

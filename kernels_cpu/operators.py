@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 from numba.core.registry import CPUDispatcher
 
-from bsp import intrinsics
+from . import intrinsics
 
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,

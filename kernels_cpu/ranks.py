@@ -1,4 +1,4 @@
-"""Kernels of the distributed loader (bsp/mpi_plan.py): packing a rank's rows into the streams it
+"""Kernels of the distributed loader (partitioners/distributed.py): packing a rank's rows into the streams it
 sends to other ranks, a round at a time, and placing what arrives. Raw arrays only.
 
 A stream's position between rounds is kept in a two-element `state` (row, edge), so the send

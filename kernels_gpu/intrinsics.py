@@ -13,7 +13,7 @@ if not hasattr(np, "row_stack"):
 
 from numba import config, cuda  # noqa: E402
 
-from bsp import intrinsics  # noqa: E402
+from kernels_cpu import intrinsics  # noqa: E402
 
 SIMULATED = bool(config.ENABLE_CUDASIM)
 

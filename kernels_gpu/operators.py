@@ -31,7 +31,7 @@ import numpy as np
 
 from kernels_cpu.operators import kernel_name, specialized
 
-from bsp import intrinsics
+from kernels_cpu import intrinsics
 
 from .intrinsics import SIMULATED, cuda, nonneg
 

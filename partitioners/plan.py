@@ -38,8 +38,8 @@ import numpy as np
 
 from kernels_cpu import plan as _k
 from kernels_cpu import plan_stats as _ks
-from totem_py.errors import InputError
-from totem_py.graph import index_dtype
+from bsp.errors import InputError
+from kernels_cpu.csr import index_dtype
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)

@@ -1,5 +1,5 @@
 """One MPI rank's share of a partition plan: what `partition(graph, ..., ranks=R)` would give
-that rank, built by the ranks together from their shares of the graph (bsp/mpi_plan.py), without
+that rank, built by the ranks together from their shares of the graph (partitioners/distributed.py), without
 any rank holding the whole graph.
 
 A `RankPlan` has the interface the engine, the partitions and the algorithms read from a
@@ -23,7 +23,7 @@ import numpy as np
 
 from kernels_cpu import plan as _k
 from kernels_cpu import ranks as _kr
-from totem_py.graph import index_dtype
+from kernels_cpu.csr import index_dtype
 
 from .plan import LocalView, PlanShape, check_degrees
 
@@ -114,7 +114,7 @@ class RankPlan(PlanShape):
     def views(self, name):
         key = self.canonical_view(name)
         if key not in self._views:
-            raise KeyError(f"rank {self.rank}'s plan has no view {name!r} (bsp.mpi_plan."
+            raise KeyError(f"rank {self.rank}'s plan has no view {name!r} (partitioners.distributed."
                            "plan_ranks builds the views it is asked for)")
         return self._views[key]
 

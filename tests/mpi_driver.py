@@ -41,10 +41,11 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from bsp.mpi import MpiEngine, guarded, world  # noqa: E402
-from bsp.mpi_plan import generate_share, plan_ranks, read_share, weigh  # noqa: E402
+from partitioners.distributed import agreed, generate_share, plan_ranks, read_share, weigh  # noqa: E402
 from experiments.mpi_check import compare  # noqa: E402
 from partitioners import partition  # noqa: E402
 from totem_py import generate, io, store  # noqa: E402
+from totem_py.generators import Generator  # noqa: E402
 from totem_py.distributed import default_source  # noqa: E402
 from totem_py.harness import default_source as one_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
@@ -124,7 +125,7 @@ def matrix(comm, folder, devices):
             graph = generate(GENERATED, seed=2, weighted=True)
 
             def share():
-                return generate_share(comm, GENERATED, 2, weighted=True)
+                return generate_share(comm, Generator(GENERATED, 2), weighted=True)
         else:
             path = f"{folder}/{name}.tcsr"
             if root:
@@ -133,7 +134,7 @@ def matrix(comm, folder, devices):
             graph = store.load(path)
 
             def share():
-                return read_share(comm, path)
+                return read_share(comm, agreed(comm, store.Store, path))
         source = one_source(graph) if graph.n_vertices else None
         want = expected(graph, source) if root else None
         settle(comm)
@@ -188,8 +189,8 @@ def acceptance(comm, folder):
             settle(comm)
         for name in MPI_CHECK_ALGORITHMS:
             weighted = name == "sssp"
-            share = (generate_share(comm, spec, 0, undirected, weighted) if generated
-                     else read_share(comm, path, undirected))
+            share = (generate_share(comm, Generator(spec, 0), undirected, weighted) if generated
+                     else read_share(comm, agreed(comm, store.Store, path), undirected))
             summary, bounds = share.summary(comm), share.bounds
             find = name in ("bfs", "sssp", "bc")       # the default source, as the CLI finds it
             alg, _ = make_algorithm(name, summary, 0 if find else None)

@@ -20,7 +20,7 @@ import pytest
 
 from bsp import (Frontier, advance, atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or,
                  bitmap, bitmap_bytes, device_function, pull, receive, vertex_map, vertex_values)
-from bsp.intrinsics import test_bit as read_bit
+from kernels_cpu.intrinsics import test_bit as read_bit
 from kernels_cpu.operators import code_key
 from test_row_ranges import graph
 from totem_py.backend import cuda_device_count

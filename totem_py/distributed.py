@@ -2,7 +2,7 @@
 
 No rank holds the whole graph. Every rank reads its block of rows of a .tcsr file (by byte range)
 or generates its range of a generator's edges, and the ranks partition the graph together
-(bsp/mpi_plan.py): vertices dealt to ranks by degree, then each rank's share split between its
+(partitioners/distributed.py): vertices dealt to ranks by degree, then each rank's share split between its
 CPU and GPU partitions with HIGH/LOW/RAND at --cpu-share, exactly as `partition(..., ranks=R)`
 would in one process; each rank builds its own partitions and exchange plan. Other graph files
 are refused with the command that converts them (convert once, run many). Every rank checks its
@@ -120,8 +120,8 @@ def compare_arguments(comm, argv):
 def default_source(engine, bounds, seed=0):
     """harness.default_source on the ranks: a seeded random vertex with out-degree > 0 in the
     largest weakly connected component, found by running CC on `engine` (whose plan has the
-    "both" view) and counting at the homes (`bounds`, bsp.mpi_plan.giant_source). Collective."""
-    from bsp.mpi_plan import giant_source
+    "both" view) and counting at the homes (`bounds`, partitioners.distributed.giant_source). Collective."""
+    from partitioners.distributed import giant_source
 
     from .algorithms import CC
     gather, engine.gather = engine.gather, False
@@ -140,19 +140,19 @@ def run_ranks(argv, comm):
 
     from bsp import EdgeOptions
     from bsp.mpi import MpiEngine, fault_point, guarded, node_place
-    from bsp.mpi_plan import (generate_share, malloc_returns_memory, plan_ranks, read_share,
-                              weigh)
+    from partitioners.distributed import (agreed, generate_share, malloc_returns_memory,
+                                          plan_ranks, read_share, weigh)
     from partitioners import check_gpus
 
     from .algorithms import ALGORITHMS
     from .backend import resolve_device
-    from .generators import is_generator
+    from .generators import Generator, is_generator
     from .harness import (check_result, choose_share, gpu_budget, make_algorithm,
                           placed_bytes, transfer_counts)
     from .outputs import Outputs
     from .progress import Progress
     from .run import algorithm_values, check_options, peak_rss, print_report, save_values
-    from .store import EXTENSION, is_store
+    from .store import EXTENSION, Store, is_store
 
     root = comm.rank == 0
     ranks = comm.size
@@ -221,11 +221,11 @@ def run_ranks(argv, comm):
     fault_point(comm.rank, "load")
     if is_generator(args.graph):
         part = collective(comm, lambda: generate_share(
-            comm, args.graph, args.seed, args.undirected, weighted,
+            comm, Generator(args.graph, args.seed), args.undirected, weighted,
             in_view and not args.undirected))
     else:
-        part = collective(comm, lambda: read_share(comm, args.graph, args.undirected, weighted,
-                                                   in_view))
+        part = collective(comm, lambda: read_share(comm, agreed(comm, Store, args.graph),
+                                                   args.undirected, weighted, in_view))
     summary = part.summary(comm)
     progress.phase(f"loaded {summary.n_vertices} vertices, {summary.n_edges} edges")
 

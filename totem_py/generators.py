@@ -128,6 +128,24 @@ def raw_edges(kind, scale, edge_factor, seed, first=0, count=None):
     return src, dst
 
 
+class Generator:
+    """A generator spec with its seed, as the ranks' loader takes it
+    (partitioners.distributed.generate_share): the graph's size, any range of its raw edges, the
+    weights of any block of rows."""
+
+    def __init__(self, spec, seed=0):
+        self.kind, self.scale, self.edge_factor = parse_spec(spec)
+        self.spec, self.seed = str(spec), seed
+        self.n_vertices = 1 << self.scale
+        self.n_raw_edges = self.edge_factor * self.n_vertices
+
+    def edges(self, first, count):
+        return raw_edges(self.kind, self.scale, self.edge_factor, self.seed, first, count)
+
+    def weights(self, indptr, indices, first_row):
+        return edge_weights(indptr, indices, self.seed, first_row)
+
+
 def _clean_csr(kind, scale, edge_factor, seed, undirected):
     """CSR of the generated edges (with undirected, of both directions), rows sorted, without
     self-loops or duplicates."""

@@ -9,14 +9,7 @@ first use and cached.
 import numpy as np
 
 from kernels_cpu import csr as _csr
-
-INT32_MAX = np.iinfo(np.int32).max
-
-
-def index_dtype(n_vertices):
-    """int32 while ids fit, int64 beyond."""
-    return np.dtype(np.int32) if n_vertices <= INT32_MAX else np.dtype(np.int64)
-
+from kernels_cpu.csr import index_dtype
 
 def csr_bytes(n_vertices, n_edges, weighted=False):
     """Bytes of a CSR of this size (used to check memory before allocating)."""
