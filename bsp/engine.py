@@ -49,18 +49,47 @@ def paused_gc():
 
 
 class Engine:
-    """Runs algorithms on a PartitionPlan; the partitions are built once and reused across runs."""
+    """Runs algorithms on a plan's partitions; the partitions are built once and reused across
+    runs. One process is a world of one rank: `comm` (an mpi4py communicator) of several ranks
+    makes this process run the partitions of its rank of a RankPlan and exchange with the other
+    ranks (bsp/mpi.py); the loop is the same. Every rank calls `run` with an equal algorithm.
+    With `gather` (the default) rank 0's `run` returns the whole result by global id and the
+    other ranks' return None; without, every rank's returns the values of its own vertices, in
+    the order of `local_gvids`. After a run `values` holds this rank's values (in
+    `local_gvids` order)."""
 
-    def __init__(self, plan, device="emulated", progress=None, edges=EdgeOptions()):
+    def __init__(self, plan, device="emulated", progress=None, edges=EdgeOptions(), comm=None,
+                 gather=True, timeout=None):
         self.plan = plan
         self.device = device
-        self.parts = [self._partition(pid, edges) for pid in plan.local_pids]
+        self.gather = gather
+        self.ranks = None
+        node_rank = 0
+        if comm is not None and comm.size > 1:
+            from .mpi import Ranks
+            self.ranks = Ranks(comm, plan, timeout)
+            node_rank = self.ranks.node_rank
+        self.comm = self.ranks.comm if self.ranks is not None else comm
+        gpus = [pid for pid in plan.local_pids if plan.kinds[pid] == "gpu"]
+        # GPU partitions take devices by the rank's place on its node: local rank k's j-th GPU
+        # partition gets device (k x GPU partitions per rank + j) modulo the device count
+        self.parts = [make_partition(plan, pid, device, edges, gpu_index=node_rank * max(
+            plan.gpus, 1) + gpus.index(pid) if pid in gpus else None) for pid in plan.local_pids]
+        self.local_gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) \
+            if self.parts else np.empty(0, np.int64)
         self.progress = progress
         self._inboxes = {}      # host inbox buffers reused across supersteps
 
     def prepare(self, algorithm):
         """Build and place the CSR views the algorithm walks (once per view, not timed); a GPU
-        partition's budget (and its cache) is shared by the views the algorithm walks."""
+        partition's budget (and its cache) is shared by the views the algorithm walks. Over
+        ranks, a rank's bad input (a budget too small to stream its edges) stops every rank."""
+        if self.ranks is None:
+            self._prepare(algorithm)
+        else:
+            self.ranks.prepare(self, algorithm)
+
+    def _prepare(self, algorithm):
         names = algorithm.views()
         for part in self.parts:
             if part.edges.budget is not None:
@@ -83,7 +112,10 @@ class Engine:
         `self.timings` then holds the seconds spent in init, supersteps and collect."""
         self.prepare(algorithm)
         with paused_gc():
-            return self._run(algorithm)
+            if self.ranks is None:
+                return self._run(algorithm)
+            with self.ranks.running():
+                return self._run(algorithm)
 
     def _run(self, algorithm):
         t0 = time.perf_counter()
@@ -143,6 +175,24 @@ class Engine:
         self.timings = dict(run_s=t1 - t0, collect_s=time.perf_counter() - t1)
         return result, records
 
+    def release(self):
+        """Drop what the runs so far keep for the next (the partitions' state arrays, boxes and
+        inboxes, the exchange's buffers): before running another algorithm, whose arrays differ
+        (the default source's components, then the command's algorithm)."""
+        for p in self.parts:
+            p.recycle()
+            p.recycle()             # the second time, nothing was lent since: nothing kept
+            p.state = SimpleNamespace()
+            p.boxes.clear()
+            p.inboxes.clear()
+            p.outboxes.clear()
+            p.clean_box = p.clean_tail = None
+            for view in p.placed_views():
+                view.__dict__.pop("node_gvid", None)      # as large as the view: made on use
+        self._inboxes.clear()
+        if self.ranks is not None:
+            self.ranks.release()
+
     def _bottom_up(self, bottom_up, frontier, explored, records):
         active, edges = frontier
         n, m = self.plan.graph.n_vertices, self.plan.graph.n_edges
@@ -152,6 +202,8 @@ class Engine:
         return active >= previous or active > n / BETA
 
     def _superstep(self, algorithm, mode, step):
+        if self.ranks is not None:
+            self.ranks.superstep(step)
         parts = self.parts
         h2d0 = sum(p.h2d_bytes for p in parts)
         compute_s = [0.0] * len(parts)
@@ -178,6 +230,8 @@ class Engine:
         record = dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
                       messages=int(messages), h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
         record.update(self._transfers())
+        if self.ranks is not None:
+            self.ranks.record(record)
         return record
 
     def _transfers(self):
@@ -205,35 +259,56 @@ class Engine:
             out.update(moved, chunks=chunks)
         return out
 
-    # Hooks bsp.mpi.MpiEngine overrides to run the same loop across processes: which partitions
-    # this process holds, how boxes move, how votes add up, how results come together.
-
-    def _partition(self, pid, edges):
-        return make_partition(self.plan, pid, self.device, edges)
+    # Where the ranks (bsp.mpi.Ranks) take part: which owners publish, how boxes move, how
+    # votes add up, how results come together.
 
     def _owners_read(self, host_views, readers):
         """Per partition, whether some reader will read its boundary values (a reader that holds
-        ghosts of it and whose `reads_ghosts` said yes); gather runs only for those."""
+        ghosts of it and whose `reads_ghosts` said yes); gather runs only for those. Remote
+        readers may read any owner's values."""
+        if self.ranks is not None:
+            return [True] * len(self.parts)
         return [any(want and q != p and host_views[q].ghost_ptr[p + 1] > host_views[q].ghost_ptr[p]
                     for q, want in enumerate(readers))
                 for p in range(len(readers))]
 
     def _exchange_push(self, host_views, mode):
+        if self.ranks is not None:
+            return self.ranks.push(self.parts, host_views, mode, self._inboxes)
         return exchange_push(self.parts, host_views, mode, self._inboxes)
 
     def _exchange_pull(self, host_views, mode, values, readers):
+        """Over ranks every ghost travels (remote owners cannot see `readers`)."""
+        if self.ranks is not None:
+            return self.ranks.pull(self.parts, host_views, mode, values)
         return exchange_pull(self.parts, host_views, mode, values, readers)
 
-    @staticmethod
-    def _tally(votes):
-        """The partitions' votes as one Vote: active vertices and frontier edges summed, the
-        smallest key, the sums added up element by element."""
-        return Vote(sum(v.active for v in votes), sum(v.edges for v in votes),
+    def _tally(self, votes):
+        """The partitions' votes (every rank's) as one Vote: active vertices and frontier edges
+        summed, the smallest key, the sums added up element by element."""
+        mine = Vote(sum(v.active for v in votes), sum(v.edges for v in votes),
                     min((v.key for v in votes), default=float("inf")),
                     tuple(float(sum(x)) for x in zip(*(v.sums for v in votes))))
+        return mine if self.ranks is None else self.ranks.tally(mine)
 
     def _collect(self, algorithm):
-        return algorithm.collect(self.parts, self.plan.graph.n_vertices)
+        """The whole result by global id; over ranks, this rank's values in `local_gvids` order
+        (its partitions renumbered: no array of the whole graph's size), gathered to rank 0
+        with `gather`."""
+        if self.ranks is None:
+            self._whole = algorithm.collect(self.parts, self.plan.graph.n_vertices)
+            self._values = None
+            return self._whole
+        self._values = self.ranks.collect(self, algorithm)
+        return self.ranks.gathered(self.local_gvids, self._values) if self.gather \
+            else self._values
+
+    @property
+    def values(self):
+        """This rank's values of the last run, in `local_gvids` order."""
+        if self._values is None:
+            self._values = self._whole[self.local_gvids]
+        return self._values
 
     @staticmethod
     def _clean_after_init(algorithm, part):
@@ -317,6 +392,8 @@ class Engine:
         for p in self.parts:
             if p.device != "gpu":
                 _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, self._box(p, mode))
+        if self.ranks is not None:
+            self.ranks.computed(self.parts)
         return times
 
     def _gpu_times(self, times):

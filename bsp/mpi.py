@@ -27,7 +27,7 @@ Plan once, execute many (as mpi4py-fft does):
   MIN and, when the votes carry `sums`, of those with SUM, so every rank sees the global totals
   and takes the same decisions (direction switches, phase changes, the finish) in the same
   superstep.
-* Results: each rank's values, in the order of its vertices (`MpiEngine.local_gvids`), or with
+* Results: each rank's values, in the order of its vertices (`Engine.local_gvids`), or with
   `gather`, a `Gatherv` of every rank's values to rank 0 (the global ids are gathered once).
 
 Failures: with `timeout` set, every wait on another rank is bounded (`Waiter`): a superstep's
@@ -45,7 +45,6 @@ import signal
 import sys
 import threading
 import time
-from types import SimpleNamespace
 
 import numpy as np
 from mpi4py import MPI
@@ -54,10 +53,8 @@ from kernels_cpu import boxes as _boxes
 from .errors import InputError
 
 from .api import Vote
-from .engine import Engine
 from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes, pack_bits,
                        pull_bits_local, put_bits)
-from .partition import EdgeOptions, make_partition
 
 STAGGER_S = 0.5
 
@@ -550,49 +547,33 @@ class ExchangePlan:
         return messages, int(scount.sum() - scount[self.me])
 
 
-# ---- the engine -------------------------------------------------------------------------------
+# ---- the engine's part across ranks ---------------------------------------------------------
 
-class MpiEngine(Engine):
-    """An Engine over this rank's partitions of a RankPlan, exchanging with the other ranks of
-    `comm`. Every rank calls `run` with an equal algorithm. With `gather` (the default) rank 0's
-    `run` returns the whole result by global id and the other ranks' return None; without, every
-    rank's returns the values of its own vertices, in the order of `local_gvids`. The plan must
-    hold every view the algorithm walks (partitioners.distributed.plan_ranks builds them). After a run,
-    `values` holds this rank's values (in `local_gvids` order) whether gathered or not."""
+class Ranks:
+    """What an Engine (bsp/engine.py) does across the ranks of `comm` besides what it does in
+    one process: exchange plans per view, the ranks' exchange, the votes' Iallreduce, the
+    gathered result, the deadline on every wait, the injected faults of the tests. The rank's
+    partitions are those of a RankPlan, which must hold every view the algorithm walks
+    (partitioners.distributed.plan_ranks builds them)."""
 
-    def __init__(self, plan, comm, device="emulated", progress=None, edges=EdgeOptions(),
-                 timeout=None, gather=True):
+    def __init__(self, comm, plan, timeout=None):
         self.comm = guarded(comm, timeout)
         self.waiter = self.comm.waiter
-        self.gather = gather
+        self.plan = plan
         self.node_rank, self.node_size = node_place(self.comm)
-        self._local_gpus = [p for p in plan.local_pids if plan.kinds[p] == "gpu"]
         self._exchanges = {}
         self._fault = _parse_fault(comm.rank)
         self._record = None
         self._gvids = None
-        super().__init__(plan, device, progress, edges)
-        self.local_gvids = np.concatenate([p.gvids for p in self.parts]).astype(np.int64) \
-            if self.parts else np.empty(0, np.int64)
-        self._places = [_Renumbered(p, start) for p, start in zip(
-            self.parts, np.cumsum([0] + [p.n_local for p in self.parts]))]
 
-    def _partition(self, pid, edges):
-        """GPU partitions of this rank take devices by the rank's place on its node: local rank
-        k's j-th GPU partition gets device (k x GPU partitions per rank + j) modulo the count."""
-        index = None
-        if pid in self._local_gpus:
-            index = self.node_rank * max(self.plan.gpus, 1) + self._local_gpus.index(pid)
-        return make_partition(self.plan, pid, self.device, edges, gpu_index=index)
-
-    def prepare(self, algorithm):
+    def prepare(self, engine, algorithm):
         missing = sorted({self.plan.canonical_view(v) for v in algorithm.views()
                           if not self.plan.has_view(v)})
         if missing:
             raise ValueError(f"{algorithm.name} walks the view(s) {', '.join(missing)}, which "
                              "the rank plan was not built with (plan_ranks(views=...))")
-        try:    # a rank's bad input (a budget too small to stream its edges) stops every rank
-            super().prepare(algorithm)
+        try:
+            engine._prepare(algorithm)
             failed = None
         except InputError as exc:
             failed = f"rank {self.comm.rank}: {exc}"
@@ -608,49 +589,45 @@ class MpiEngine(Engine):
             self._exchanges[key] = ExchangePlan(self.comm, self.plan, self.plan.views(key))
         return self._exchanges[key]
 
-    def _superstep(self, algorithm, mode, step):
-        self.waiter.step = step
-        if self._fault and self._fault[0] == step:
-            _inject(self._fault[1], self.comm.rank, step)
-        self._sent, self._compute_wall = 0, 0.0
-        record = super()._superstep(algorithm, mode, step)
-        record.update(rank_compute_s=self._compute_wall, bytes_sent=self._sent, vote_s=0.0)
-        self._record = record
-        return record
-
-    def _run(self, algorithm):
+    @contextlib.contextmanager
+    def running(self):
         try:
-            return super()._run(algorithm)
+            yield
         finally:
             self.waiter.step = None
 
-    def _compute(self, algorithm, mode, step):
-        t0 = time.perf_counter()
-        times = super()._compute(algorithm, mode, step)
-        for p in self.parts:        # the rank's compute wall includes its GPUs' kernels
+    def superstep(self, step):
+        """A superstep starts: its number for the timeout's message, the injected fault."""
+        self.waiter.step = step
+        if self._fault and self._fault[0] == step:
+            _inject(self._fault[1], self.comm.rank, step)
+        self._sent, self._compute_wall, self._t0 = 0, 0.0, time.perf_counter()
+
+    def computed(self, parts):
+        """The rank's compute wall, its GPUs' kernels included."""
+        for p in parts:
             p.synchronize()
-        self._compute_wall += time.perf_counter() - t0
-        return times
+        self._compute_wall += time.perf_counter() - self._t0
 
-    def _exchange_push(self, host_views, mode):
-        messages, sent = self._exchange(mode.view).push(self.parts, host_views, mode,
-                                                        self._inboxes, self.waiter)
-        self._sent += sent
-        return messages
+    def record(self, record):
+        record.update(rank_compute_s=self._compute_wall, bytes_sent=self._sent, vote_s=0.0)
+        self._record = record
 
-    def _owners_read(self, host_views, readers):
-        return [True] * len(self.parts)     # remote readers may read any owner's values
-
-    def _exchange_pull(self, host_views, mode, values, readers):
-        """Every ghost travels (`readers` is not consulted: remote owners cannot see it)."""
-        messages, sent = self._exchange(mode.view).pull(self.parts, host_views, mode, values,
+    def push(self, parts, host_views, mode, inboxes):
+        messages, sent = self._exchange(mode.view).push(parts, host_views, mode, inboxes,
                                                         self.waiter)
         self._sent += sent
         return messages
 
-    def _tally(self, votes):
+    def pull(self, parts, host_views, mode, values):
+        messages, sent = self._exchange(mode.view).pull(parts, host_views, mode, values,
+                                                        self.waiter)
+        self._sent += sent
+        return messages
+
+    def tally(self, mine):
+        """Every rank's tally from this rank's (`mine`, a Vote)."""
         t0 = time.perf_counter()
-        mine = Engine._tally(votes)
         counts = np.array([mine.active, mine.edges], dtype=np.int64)
         total = np.empty(2, dtype=np.int64)
         keys = np.array([mine.key], dtype=np.float64)
@@ -669,39 +646,27 @@ class MpiEngine(Engine):
                     tuple(summed.tolist()) if mine.sums else ())
 
     def release(self):
-        """Drop what the runs so far keep for the next (the partitions' state arrays, boxes and
-        inboxes, the exchange's buffers): before running another algorithm, whose arrays differ
-        (the default source's CC, then the command's algorithm)."""
-        for p in self.parts:
-            p.recycle()
-            p.recycle()             # the second time, nothing was lent since: nothing kept
-            p.state = SimpleNamespace()
-            p.boxes.clear()
-            p.inboxes.clear()
-            p.outboxes.clear()
-            p.clean_box = p.clean_tail = None
-            for view in p.placed_views():
-                view.__dict__.pop("node_gvid", None)      # CC's: every node's global id
-        self._inboxes.clear()
+        """Drop the exchange's buffers (Engine.release)."""
         for exchange in self._exchanges.values():
             exchange._buffers.clear()
 
-    def _collect(self, algorithm):
-        """This rank's values in `local_gvids` order (the algorithm's collect over its
-        partitions, renumbered: no array of the whole graph's size), gathered to rank 0 as the
-        whole result by global id with `gather`."""
-        self.values = algorithm.collect(self._places, self.local_gvids.size)
-        return self.gathered(self.values) if self.gather else self.values
+    @staticmethod
+    def collect(engine, algorithm):
+        """This rank's values in `local_gvids` order: the algorithm's collect over its
+        partitions, renumbered (no array of the whole graph's size)."""
+        places = [_Renumbered(p, start) for p, start in zip(
+            engine.parts, np.cumsum([0] + [p.n_local for p in engine.parts]))]
+        return algorithm.collect(places, engine.local_gvids.size)
 
-    def gathered(self, values):
+    def gathered(self, local_gvids, values):
         """The whole result on rank 0 from every rank's `values` (in its `local_gvids` order),
         None elsewhere. Collective."""
         comm, root = self.comm, self.comm.rank == 0
         if self._gvids is None:     # who holds which vertices, gathered once
-            self._counts = np.array(comm.allgather(self.local_gvids.size), dtype=np.int64)
+            self._counts = np.array(comm.allgather(local_gvids.size), dtype=np.int64)
             self._displs = np.concatenate([[0], np.cumsum(self._counts)[:-1]]).astype(np.int64)
             self._gvids = np.empty(int(self._counts.sum()), np.int64) if root else False
-            comm.Gatherv([self.local_gvids, MPI.INT64_T],
+            comm.Gatherv([local_gvids, MPI.INT64_T],
                          [self._gvids, (self._counts, self._displs), MPI.INT64_T] if root
                          else None, root=0)
         values = np.ascontiguousarray(values)

@@ -40,7 +40,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from bsp.mpi import MpiEngine, guarded, world  # noqa: E402
+from bsp import Engine  # noqa: E402
+from bsp.mpi import guarded, world  # noqa: E402
 from partitioners.distributed import agreed, generate_share, plan_ranks, read_share, weigh  # noqa: E402
 from experiments.mpi_check import compare  # noqa: E402
 from partitioners import partition  # noqa: E402
@@ -157,7 +158,7 @@ def matrix(comm, folder, devices):
             # dominate under mpirun) each on a third of the (graph, plan) runs
             delta, converged = turn % 3 == 0, turn % 3 == 1
             for device in run_on:
-                engine = MpiEngine(mine, comm, device)
+                engine = Engine(mine, device, comm=comm)
                 for alg in algorithms(source, delta, converged=converged):
                     got, _ = engine.run(alg)
                     runs += 1
@@ -197,7 +198,7 @@ def acceptance(comm, folder):
             weigh(comm, share, alg)
             mine = plan_ranks(comm, share, "HIGH", 0.5, 1, 0, "degree",
                               alg.views() + ["both"] * find)
-            engine = MpiEngine(mine, comm, "emulated")
+            engine = Engine(mine, "emulated", comm=comm)
             source = default_source(engine, bounds) if find else None
             alg, source = make_algorithm(name, summary, source)
             got, _ = engine.run(alg)

@@ -139,7 +139,8 @@ def run_ranks(argv, comm):
     import numba
 
     from bsp import EdgeOptions
-    from bsp.mpi import MpiEngine, fault_point, guarded, node_place
+    from bsp import Engine
+    from bsp.mpi import fault_point, guarded, node_place
     from partitioners.distributed import (agreed, generate_share, malloc_returns_memory,
                                           plan_ranks, read_share, weigh)
     from partitioners import check_gpus
@@ -261,8 +262,8 @@ def run_ranks(argv, comm):
     edges = EdgeOptions(args.transfer if device != "cpu" else "resident",
                         budget if in_place else per_gpu, chunk, cache=cache)
     comm.phase = "placing the partitions"
-    engine = MpiEngine(plan, comm, device, progress if root else None, edges,
-                       gather=bool(args.output and not per_rank_output) or args.verify)
+    engine = Engine(plan, device, progress if root else None, edges, comm=comm,
+                    gather=bool(args.output and not per_rank_output) or args.verify)
     if find_source:
         progress.phase("the default source: in the largest weakly connected component")
         alg, source = make_algorithm(args.algorithm, summary, seed=args.seed, **dict(
