@@ -103,6 +103,15 @@ class PlanShape:
         """In an undirected graph in-edges and both directions are the out-edges."""
         return name if self.graph.directed else "out"
 
+    def rows(self, view="out"):
+        """Per partition of this process: pid, kind, vertices, edges, boundary edges (to other
+        partitions' vertices) and remote vertices (its ghosts)."""
+        views = self.views(view)
+        return [dict(pid=p, kind=self.kinds[p], vertices=int(views[p].n_local),
+                     edges=int(views[p].indices.size),
+                     boundary_edges=int(views[p].boundary_edges),
+                     remote_vertices=int(views[p].n_ghosts)) for p in self.local_pids]
+
 
 class PartitionPlan(PlanShape):
     """The graph split into partitions; views are built on first use and cached."""
@@ -157,12 +166,8 @@ class PartitionPlan(PlanShape):
 
     def stats(self, view="out"):
         """Per-partition vertices, edges, boundary edges, remote vertices, and TOTEM's beta."""
-        rows = []
+        rows = self.rows(view)
         total = max(self.graph.n_edges, 1)
-        for pid, v in enumerate(self.views(view)):
-            rows.append(dict(pid=pid, kind=self.kinds[pid], vertices=int(v.n_local),
-                             edges=int(v.indices.size), boundary_edges=int(v.boundary_edges),
-                             remote_vertices=int(v.n_ghosts)))
         boundary = sum(r["boundary_edges"] for r in rows)
         remote = sum(r["remote_vertices"] for r in rows)
         return dict(partitions=rows, beta=boundary / total, beta_aggregated=remote / total)

@@ -118,13 +118,6 @@ class RankPlan(PlanShape):
                            "plan_ranks builds the views it is asked for)")
         return self._views[key]
 
-    def stats(self, view="out"):
-        """Per local partition: pid, kind, vertices, edges, boundary edges and remote vertices,
-        the rows of PartitionPlan.stats for this rank's partitions."""
-        return [dict(pid=p, kind=self.kinds[p], vertices=int(v.n_local),
-                     edges=int(v.indices.size), boundary_edges=int(v.boundary_edges),
-                     remote_vertices=int(v.n_ghosts))
-                for p, v in ((p, self.views(view)[p]) for p in self.local_pids)]
 
 
 def rank_meta(plan):

@@ -47,8 +47,7 @@ from experiments.mpi_check import compare  # noqa: E402
 from partitioners import partition  # noqa: E402
 from totem_py import generate, io, store  # noqa: E402
 from totem_py.generators import Generator  # noqa: E402
-from totem_py.distributed import default_source  # noqa: E402
-from totem_py.harness import default_source as one_source, make_algorithm, run  # noqa: E402
+from totem_py.harness import default_source as one_source, engine_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
 
 from test_engine import algorithms, expected, label, mismatch  # noqa: E402
@@ -199,7 +198,7 @@ def acceptance(comm, folder):
             mine = plan_ranks(comm, share, "HIGH", 0.5, 1, 0, "degree",
                               alg.views() + ["both"] * find)
             engine = Engine(mine, "emulated", comm=comm)
-            source = default_source(engine, bounds) if find else None
+            source = engine_source(engine, 0, bounds) if find else None
             alg, source = make_algorithm(name, summary, source)
             got, _ = engine.run(alg)
             runs += 1

@@ -1,16 +1,32 @@
-"""The run harness: build the plan once, warm up, time trials, verify, and build the metrics
-record (the --json contract in DESIGN.md). Kernels and the engine contain no timers of their own
-beyond per-phase accounting."""
+"""The run pipeline, the same for one process and for MPI ranks (a process is a world of one
+rank): the algorithm from its options, the plan, the engine, the default source, an untimed
+warm-up and the timed trials, the result gathered to rank 0, verification and the metrics
+record (the --json contract in DESIGN.md), whose keys are the same whatever the rank count.
+Kernels and the engine contain no timers of their own beyond per-phase accounting.
+
+Under `mpirun` every rank calls `run` with its share of the graph (a
+partitioners.distributed.Share: its home block of rows) and the communicator; the plan is then
+built by the ranks together (partitioners.distributed.plan_ranks, the same partitions
+`partitioners.partition` makes of the whole graph), each rank runs its own partitions, and rank 0
+gets the result and the record. Whatever the algorithm computes from the whole graph (its
+vertex count, its sources, its sums) it takes from the graph's summary and the votes, so it is the
+same at any rank count.
+"""
 
 import gc
+import os
+import socket
 import statistics
 import time
+import traceback
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 import kernels_cpu
 from bsp import Algorithm, EdgeOptions, Engine
+from bsp.comm import SOLO
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS
@@ -23,44 +39,55 @@ TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
 
 @dataclass
 class Result:
+    """`values`: the per-vertex result by vertex id (on rank 0 of several ranks; None on the
+    others, or each rank's own values in `engine.local_gvids` order when not gathered);
+    `metrics`: the --json record (rank 0); `plan` and `engine`, reusable."""
     values: np.ndarray
     metrics: dict
     plan: object = None
+    engine: object = None
 
 
-SCIPY_COMPONENTS_BELOW = 1 << 22     # edges
+class Agreed(Exception):
+    """An error every rank knows about: rank 0 prints `line`, every rank exits with `code`."""
+
+    def __init__(self, code, line):
+        super().__init__(line)
+        self.code, self.line = code, line
 
 
-def weak_components(graph):
-    """A label per vertex, equal within each weakly connected component: SciPy's traversal on
-    graphs of fewer than SCIPY_COMPONENTS_BELOW edges (about 0.1 s at 4M edges, and nothing to
-    compile, where a first run would compile the union-find for 2 s), else Afforest's parallel
-    links over every out-edge (kernels_cpu/cc.py; the labels are the components' smallest ids)."""
-    if graph.n_edges < SCIPY_COMPONENTS_BELOW:
-        from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import connected_components
-        n = graph.n_vertices
-        m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
-        return connected_components(m, directed=True, connection="weak")[1]
-    from kernels_cpu import cc
-    comp = np.arange(graph.n_vertices, dtype=np.int64)
-    for r in range(cc.SAMPLE):
-        cc.cc_link_sample(graph.indptr, graph.indices, graph.n_vertices, comp, r)
-    cc.cc_link_rest(graph.indptr, graph.indices, graph.n_vertices, comp, -1)
-    cc.cc_compress(comp)
-    return comp
+def describe(exc):
+    """(exit code, one line) as the command reports `exc`."""
+    if isinstance(exc, InputError):
+        return 2, f"error: {exc}"
+    if isinstance(exc, VerificationError):
+        return 3, f"verification failed: {exc}"
+    return 1, f"error: {type(exc).__name__}: {exc}"
 
 
-def default_source(graph, seed=0):
-    """A seeded random vertex with out-degree > 0 in the largest weakly connected component, so
-    that a traversal from it reaches a large part of the graph (vertex 0 if there is no edge)."""
-    comp = weak_components(graph)
-    has_edges = graph.out_degree > 0
-    if not has_edges.any():
-        return 0
-    giant = np.argmax(np.bincount(comp[has_edges]))
-    candidates = np.flatnonzero(has_edges & (comp == giant))
-    return int(np.random.default_rng(seed).choice(candidates))
+def agree(comm, fn, root_only=False):
+    """Run `fn` on every rank (or on rank 0 only) and return its result (None on the ranks that
+    did not run it). In one process its exceptions pass as they are; over ranks, an exception on
+    any rank raises the same Agreed error on every rank (naming the rank when it was not rank 0),
+    so that no rank goes on to wait in a collective the others never reach."""
+    if comm.size == 1:
+        return fn()
+    result, failed = None, None
+    if not root_only or comm.rank == 0:
+        try:
+            result = fn()
+        except Exception as exc:
+            if os.environ.get("TOTEM_DEBUG"):
+                traceback.print_exc()
+            code, line = describe(exc)
+            if comm.rank:
+                line = line.replace("error: ", f"error: rank {comm.rank}: ", 1)
+            failed = (code, line)
+    errors = [comm.bcast(failed)] if root_only else comm.allgather(failed)
+    for e in errors:
+        if e is not None:
+            raise Agreed(*e)
+    return result
 
 
 def make_algorithm(name, graph, source=None, iterations=None, seed=0, tolerance=0.01,
@@ -152,15 +179,10 @@ def placed_bytes(part, device):
 MOVED = ("filter_bytes", "compaction_bytes", "zerocopy_bytes", "cache_bytes")
 
 
-def transfer_summary(engine, records, h2d):
-    """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
-    bytes moved by each engine and loaded into the GPU cache, their sum over the streamed edge
-    bytes, each engine's share of the chunks served, and the queue vertices the cache served."""
-    return transfer_ratios(transfer_counts(engine, records, h2d), records)
-
-
 def transfer_counts(engine, records, h2d):
-    """transfer_summary's counts, which add up over processes (its ratios do not)."""
+    """Bytes copied to the GPUs in the last trial; for streamed edges (HyTGraph table VI) the
+    bytes moved by each engine and loaded into the GPU cache and the queue vertices the cache
+    served: counts, which add up over ranks (`transfer_ratios` makes the ratios)."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
     streams = [v.stream for p in engine.parts for v in p.placed_views() if v.stream is not None]
@@ -190,102 +212,219 @@ def transfer_ratios(counts, records):
 
 
 def plan_key(plan):
-    """What a plan is built from; harness.run reuses a plan whose key matches the run's."""
+    """What a plan is built from; `run` reuses a plan whose key matches the run's."""
     return plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed, plan.hub_sort
 
+
+# ---- the default source -----------------------------------------------------------------------
+
+SCIPY_COMPONENTS_BELOW = 1 << 22     # edges
+
+
+def takes_source(algorithm):
+    """Whether a registered algorithm (by name) has a --source option."""
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else None
+    return cls is not None and any(o.flag == "--source" for o in cls.options)
+
+
+def components_algorithm():
+    """The registered algorithm whose result labels the weak components by their smallest
+    vertex id (its class says `weak_components = True`)."""
+    return next(cls for cls in ALGORITHMS.values() if getattr(cls, "weak_components", False))
+
+
+def weak_components(graph):
+    """A label per vertex of a graph in memory, equal within each weakly connected component
+    (SciPy's traversal)."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+    n = graph.n_vertices
+    m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
+    return connected_components(m, directed=True, connection="weak")[1]
+
+
+def giant_vertex(labels, has_edges, seed=0):
+    """A seeded random vertex with out-edges in the component with most such vertices (ties:
+    the smallest label), 0 if no vertex has out-edges; `labels` and `has_edges` by vertex id."""
+    if not has_edges.any():
+        return 0
+    giant = np.argmax(np.bincount(labels[has_edges]))
+    candidates = np.flatnonzero(has_edges & (labels == giant))
+    return int(np.random.default_rng(seed).choice(candidates))
+
+
+def default_source(graph, seed=0):
+    """The default root of a traversal of a graph in memory: a seeded random vertex with
+    out-degree > 0 in the largest weakly connected component, so that a traversal from it
+    reaches a large part of the graph (vertex 0 if there is no edge)."""
+    return giant_vertex(weak_components(graph), graph.out_degree > 0, seed)
+
+
+def engine_source(engine, seed=0, bounds=None):
+    """`default_source` found on an engine's partitions (any graph size, any rank count): the
+    components algorithm runs there, then the giant component's vertices are counted (over ranks
+    at their homes, `bounds`: partitioners.distributed.giant_source). Collective."""
+    gather, engine.gather = engine.gather, False
+    engine.run(components_algorithm()())
+    engine.gather = gather
+    labels = engine.values
+    engine.release()
+    plan = engine.plan
+    degree = np.concatenate([plan.out_degree(p) for p in plan.local_pids])
+    if engine.ranks is None:
+        by_gvid = np.empty(labels.size, labels.dtype)
+        by_gvid[engine.local_gvids] = labels
+        has_edges = np.empty(labels.size, bool)
+        has_edges[engine.local_gvids] = degree > 0
+        return giant_vertex(by_gvid, has_edges, seed)
+    from partitioners.distributed import giant_source
+    return giant_source(engine.comm, bounds, engine.local_gvids, labels, degree > 0, seed)
+
+
+# ---- one run ----------------------------------------------------------------------------------
 
 def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, **options):
+        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
+        gather=True, load_s=None, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
-    result by vertex id (DESIGN.md, "Results"; reference.py states each algorithm's), `.metrics`,
+    result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
     totem_py.run --help`):
 
     algorithm: a registered name ("bfs", "pagerank", "sssp", "cc", "bc", "pagerank_delta", or
-        one added with totem_py.algorithms.register) or a bsp.Algorithm object.
+        one added with totem_py.algorithms.register) or an Algorithm object.
     partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
     cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
         fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
     gpus: number of GPU partitions. device: "auto", "gpu", "emulated" or "cpu".
     source: root of bfs, sssp and bc (default: a seeded random vertex of the largest weakly
         connected component). sources: bc's sources instead: K random ones, "all" or a list;
-        normalized: bc divided as networkx's betweenness_centrality (reference.betweenness_scale).
+        normalized: bc divided as networkx's betweenness_centrality.
     iterations: PageRank's rounds (default 5); with `tol`, its most rounds (default 100).
-    tol: PageRank in networkx's form, to that tolerance (pagerank.py; the metrics' `rounds` and
-        `converged` say where it stopped). tolerance: PageRank-Delta's (pagerank_delta.py).
+    tol: PageRank in networkx's form, to that tolerance (the metrics' `rounds` and `converged`
+        say where it stopped). tolerance: PageRank-Delta's.
     trials: timed runs after one untimed warm-up (the median is reported). threads: CPU threads.
     seed: of the default source and the partitioner. verify: check the result (raises
-        VerificationError). progress: a totem_py.progress.Progress, or None.
+        VerificationError); over ranks, a function giving rank 0 the whole graph to check it on.
+    progress: a totem_py.progress.Progress, or None.
     gpu_memory: bytes of graph data per GPU partition; transfer: "auto", "resident",
         "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
         count, seed and hub_sort, reused (with its engines) instead of partitioning again.
-    options: the algorithm's own (Algorithm.options), for its class's from_options: bc's
+    comm: an mpi4py communicator of several ranks: every rank calls `run` with its share of the
+        graph as `graph` (partitioners.distributed.read_share / generate_share; it is consumed)
+        and the same options. gather: rank 0 gets the whole result (else each rank its own
+        vertices'). load_s: the seconds the caller spent loading, for the record.
+    options: the algorithm's own (its class's `options`, for its `from_options`): bc's
         `sources` and `normalized`, examples/khop.py's `k`.
     """
     import numba
+    ranks = comm is not None and comm.size > 1
+    comm = comm if ranks else SOLO
+    root = comm.rank == 0
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
     check_hub_sort(hub_sort)
-    alg, source = make_algorithm(algorithm, graph, source, iterations, seed, tolerance,
-                                 **options)
-    graph = prepare_graph(graph, alg)
-    check_gpus(gpus, graph.n_vertices)
-    strategy = partition
-    auto = cpu_share == "auto"
-    if auto:
-        cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer, seed)
-    model = None
-    if cpu_share == "model":    # TOTEM's performance model picks the share (totem_py/model.py)
-        from .model import choose_share as model_share
-        cpu_share, model, plans = model_share(graph, alg, strategy, gpus, device, gpu_memory,
-                                              transfer, seed, run, progress, source=source,
-                                              threads=threads, hub_sort=hub_sort)
-        plan = plans.get(cpu_share, plan)
-    if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
-        check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None,
-                     memory_stages(alg, graph.directed))
-        if progress:
-            progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} GPU(s), "
-                           f"hub sort {hub_sort}")
-        plan = make_plan(graph, strategy, cpu_share, gpus, seed, hub_sort=hub_sort)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
-    # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
-    # when none is given); zerocopy without a budget is TOTEM's mapped mode
-    budget = gpu_memory if transfer in ("resident", "zerocopy") else gpu_budget(device, gpu_memory)
     if chunk_bytes < 64:
         raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
     if gpu_cache < 0:
         raise InputError(f"--gpu-cache must be at least 0, got {gpu_cache}")
+    strategy = partition
+    summary = graph.summary(comm) if ranks else graph
+    # the default source needs the weak components: found once the engine stands (or, for a
+    # small graph in memory, by SciPy); until then the algorithm stands with vertex 0
+    find = (source is None and options.get("sources") is None and takes_source(algorithm)
+            and summary.n_vertices > 0)
+    if find and not ranks and (graph.n_edges < SCIPY_COMPONENTS_BELOW or cpu_share == "model"):
+        source, find = default_source(graph, seed), False
+
+    def algorithm_for(src):
+        return make_algorithm(algorithm, summary, src, iterations, seed, tolerance, **options)
+
+    def checked():
+        alg, _ = algorithm_for(0 if find else source)
+        check_gpus(gpus, summary.n_vertices)
+        return alg
+    alg = agree(comm, checked)
+    t_plan = time.perf_counter()
+    auto = cpu_share == "auto"
+    model = None
+    if ranks:
+        from bsp.mpi import fault_point
+        from partitioners.distributed import plan_ranks, weigh
+        weigh(comm, graph, alg, summary.spec if os.path.exists(str(summary.spec)) else None)
+        per_gpu = rank_gpu_budget(comm, device, gpu_memory, gpus)
+        share = ((lambda g: choose_share(g, alg, strategy, gpus, device, per_gpu, transfer, seed))
+                 if auto else cpu_share)
+        if progress:
+            progress.phase(f"partitioning over {comm.size} ranks: {strategy} cpu-share "
+                           f"{cpu_share} over {gpus} GPU(s) per rank, hub sort {hub_sort}")
+        views = alg.views() + (["both"] if find else [])
+        bounds = graph.bounds
+        comm.phase = "partitioning"
+        fault_point(comm.rank, "partition")
+        plan = agree(comm, lambda: plan_ranks(comm, graph, strategy, share, gpus, seed,
+                                              hub_sort, views))
+        cpu_share = plan.cpu_share
+    else:
+        graph = prepare_graph(graph, alg)
+        per_gpu = gpu_budget(device, gpu_memory)
+        if auto:
+            cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer,
+                                     seed)
+        if cpu_share == "model":    # TOTEM's performance model picks it (totem_py/model.py)
+            from .model import choose_share as model_share
+            cpu_share, model, plans = model_share(graph, algorithm, strategy, gpus, device,
+                                                  gpu_memory, transfer, seed, run, progress,
+                                                  source=source, threads=threads,
+                                                  hub_sort=hub_sort, **options)
+            plan = plans.get(cpu_share, plan)
+        if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
+            check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None,
+                         memory_stages(alg, graph.directed))
+            if progress:
+                progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} "
+                               f"GPU(s), hub sort {hub_sort}")
+            plan = make_plan(graph, strategy, cpu_share, gpus, seed, hub_sort=hub_sort)
+    partition_s = time.perf_counter() - t_plan
+    # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
+    # when none is given); zerocopy without a budget is TOTEM's mapped mode
+    budget = gpu_memory if transfer in ("resident", "zerocopy") else per_gpu
     edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes,
                         cache=int(gpu_cache) if device != "cpu" else 0)
-    engine = plan.engines.get((device, edges))
-    if engine is None:
-        # one engine per device: another one's device buffers and pinned copies go first
-        old = [k for k in plan.engines if k[0] == device]
-        for key in old:
-            del plan.engines[key]
-        if old:
-            gc.collect()        # partitions and their views refer to each other
-        engine = plan.engines[device, edges] = Engine(plan, device, edges=edges)
+    comm.phase = "placing the partitions"
+    engine = engine_for(plan, device, edges, comm, gather or bool(verify))
     engine.progress = progress
+    if find:
+        if progress:
+            progress.phase("the default source: in the largest weakly connected component")
+        source = engine_source(engine, seed, bounds if ranks else None)
+        alg, _ = algorithm_for(source)
     t0 = time.perf_counter()
     engine.prepare(alg)
     prepare_s = time.perf_counter() - t0
-    if gpu_memory is not None and device != "cpu" and transfer == "resident":
+
+    def fits():
+        if gpu_memory is None or device == "cpu" or transfer != "resident":
+            return
         for p in engine.parts:
             if p.kind == "gpu" and p.graph_bytes > gpu_memory:
+                where = f" (rank {comm.rank})" if ranks else ""
                 raise InputError(
-                    f"GPU partition {p.pid} needs {p.graph_bytes} bytes of graph data but "
+                    f"GPU partition {p.pid}{where} needs {p.graph_bytes} bytes of graph data but "
                     f"--gpu-memory is {gpu_memory} bytes; raise --cpu-share or the budget")
+    agree(comm, fits)
+    comm.phase = "running"
     if progress:
-        progress.phase(f"{alg.name}: untimed warm-up run")
+        progress.phase(f"{alg.name}: untimed warm-up run" + (f" on {comm.size} ranks" if ranks
+                                                              else ""))
     values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
     for trial in range(max(int(trials), 1)):
@@ -299,37 +438,175 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         h2d = sum(p.h2d_bytes for p in engine.parts) - h2d0
     if progress:
         progress.done()
-    verified = None
-    name = alg.name
-    if verify:
-        check_result(alg, graph, values)
-        verified = True
-    time_s = statistics.median(times)
-    edges = alg.traversed_edges(graph, values, records)
-    stats = plan.stats()
+    degree = np.concatenate([plan.out_degree(p) for p in plan.local_pids])
+    counted = comm.allreduce(int(alg.traversed_edges(SimpleNamespace(
+        out_degree=degree, n_edges=summary.n_edges if root else 0,
+        vertex_ids=engine.local_gvids), engine.values, records if root else [])))
+    mine = dict(rank=comm.rank, host=socket.gethostname(), threads=kernels_cpu.threads(),
+                times=times, collect_s=collect_s, step_walls=step_walls, records=records,
+                transfer=transfer_counts(engine, records, h2d), stats=plan.rows(),
+                peak_rss_bytes=peak_rss(), load_s=load_s, partition_s=partition_s,
+                parts=[dict(pid=p.pid, kind=p.kind, graph_bytes=p.graph_bytes,
+                            placed=placed_bytes(p, device), gpu=getattr(p, "device_id", None))
+                       for p in engine.parts])
+    comm.phase = "reporting"
+    everyone = comm.gather(mine, root=0)
+
+    def check():        # rank 0 verifies and builds the record
+        verified = None
+        if verify:
+            whole = verify() if callable(verify) else graph
+            check_result(alg, prepare_graph(whole, alg), values)
+            verified = True
+        return metrics(alg, summary, source, dict(
+            partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
+            cpu_share_model=model, gpus=gpus, device=device, transfer_mode=transfer,
+            gpu_cache=int(gpu_cache)), everyone, prepare_s, verified, counted)
+    record = agree(comm, check, root_only=True)
+    return Result(values, record, plan, engine)
+
+
+def engine_for(plan, device, edges, comm, gather):
+    """The Engine of `plan` for this device and edge placement: a one-process plan keeps the
+    engine of its last run on each device (another one's device buffers and pinned copies go
+    first); over ranks a plan serves one run."""
+    if comm.size > 1:
+        return Engine(plan, device, edges=edges, comm=comm, gather=gather)
+    engine = plan.engines.get((device, edges))
+    if engine is None:
+        old = [k for k in plan.engines if k[0] == device]
+        for key in old:
+            del plan.engines[key]
+        if old:
+            gc.collect()        # partitions and their views refer to each other
+        engine = plan.engines[device, edges] = Engine(plan, device, edges=edges)
+    engine.gather = True
+    return engine
+
+
+def rank_gpu_budget(comm, device, gpu_memory, gpus):
+    """Bytes of graph data one GPU partition of this rank may hold (`gpu_budget`), the ranks
+    sharing a device sharing its memory."""
+    per_gpu = comm.bcast(agree(comm, lambda: gpu_budget(device, gpu_memory), root_only=True))
+    if per_gpu is not None and device == "gpu":
+        from bsp.gpu import device_count
+        from bsp.mpi import node_place
+        node_size = node_place(comm)[1]
+        per_gpu //= max(1, -(-node_size * max(gpus, 1) // device_count()))
+    return per_gpu
+
+
+def peak_rss():
+    """This process's peak resident memory in bytes (getrusage's ru_maxrss, KiB on Linux)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+# ---- the record -------------------------------------------------------------------------------
+
+def merge_records(per_rank):
+    """One list of superstep records from every rank's: partition times side by side (each
+    rank filled in its own pids), exchange time the slowest rank's, counts summed, and the
+    per-rank compute, exchange and vote times and bytes sent under `ranks`."""
+    first = per_rank[0]
+    if any(len(r) != len(first) for r in per_rank):
+        raise RuntimeError("ranks ran different numbers of supersteps")
+    merged = []
+    for i, rec in enumerate(first):
+        steps = [r[i] for r in per_rank]
+        out = dict(rec)
+        out["compute_s"] = [sum(s["compute_s"][pid] for s in steps)
+                            for pid in range(len(rec["compute_s"]))]
+        out["exchange_s"] = max(s["exchange_s"] for s in steps)
+        out["messages"] = sum(s["messages"] for s in steps)
+        out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
+        out["engines"] = {k: sum(s["engines"][k] for s in steps) for k in rec["engines"]}
+        for k in MOVED + ("cache",):    # streamed edges: bytes and cache use, chunk letters
+            if any(k in s for s in steps):
+                out[k] = sum(s.get(k, 0) for s in steps)
+        chunks = {pid: c for s in steps for pid, c in s.get("chunks", {}).items()}
+        if chunks:
+            out["chunks"] = chunks
+        out["bytes_sent"] = sum(s.get("bytes_sent", 0) for s in steps)
+        out["ranks"] = [dict(compute_s=s.get("rank_compute_s", max(s["compute_s"], default=0)),
+                             exchange_s=s["exchange_s"], vote_s=s.get("vote_s", 0.0),
+                             bytes_sent=s.get("bytes_sent", 0)) for s in steps]
+        for k in ("rank_compute_s", "vote_s"):
+            out.pop(k, None)
+        merged.append(out)
+    return merged
+
+
+def merge_transfer(per_rank, records):
+    """One run's `transfer` record from every rank's counts (`transfer_counts`) and the merged
+    superstep records: the counts summed, the ratios over the sums."""
+    out = {}
+    for t in per_rank:
+        for k, v in t.items():
+            out[k] = out.get(k, 0) + v
+    return transfer_ratios(out, records)
+
+
+def metrics(alg, graph, source, settings, everyone, prepare_s, verified, edges):
+    """The --json record of DESIGN.md from every rank's own record (`everyone`): the run's
+    `settings`, the partitions, the times (a trial's time the slowest rank's), the merged
+    superstep records, the transfer counts, `ranks` and `per_rank`; `graph` is the whole
+    graph or its summary, `edges` the TEPS count."""
+    records = merge_records([r["records"] for r in everyone])
+    trials = [max(r["times"][t] for r in everyone) for t in range(len(everyone[0]["times"]))]
+    time_s = statistics.median(trials)
+    by_pid = {p["pid"]: (r["rank"], p) for r in everyone for p in r["parts"]}
+    rows = sorted((row for r in everyone for row in r["stats"]), key=lambda row: row["pid"])
     parts = []
-    for p, row in zip(engine.parts, stats["partitions"]):
-        on_gpu, on_host = placed_bytes(p, device)
-        parts.append(dict(kind=p.kind, vertices=row["vertices"], edges=row["edges"],
-                          boundary_edges=row["boundary_edges"],
-                          remote_vertices=row["remote_vertices"],
-                          on_gpu_bytes=on_gpu, on_host_bytes=on_host))
-    metrics = dict(
-        algorithm=name,
+    for row in rows:
+        rank, p = by_pid[row["pid"]]
+        on_gpu, on_host = p["placed"]
+        parts.append(dict(kind=p["kind"], rank=rank, gpu=p["gpu"], vertices=row["vertices"],
+                          edges=row["edges"], boundary_edges=row["boundary_edges"],
+                          remote_vertices=row["remote_vertices"], on_gpu_bytes=int(on_gpu),
+                          on_host_bytes=int(on_host)))
+    per_rank = []
+    for r in everyone:
+        steps = r["records"]
+        per_rank.append(dict(
+            rank=r["rank"], host=r["host"], threads=r["threads"]["count"],
+            partitions=[p["pid"] for p in r["parts"]],
+            edges=int(sum(parts[p["pid"]]["edges"] for p in r["parts"])),
+            time_s=statistics.median(r["times"]),
+            compute_s=sum(s.get("rank_compute_s", max(s["compute_s"], default=0))
+                          for s in steps),
+            exchange_s=sum(s["exchange_s"] for s in steps),
+            vote_s=sum(s.get("vote_s", 0.0) for s in steps),
+            bytes_sent=int(sum(s.get("bytes_sent", 0) for s in steps)),
+            peak_rss_bytes=int(r["peak_rss_bytes"]), load_s=r["load_s"],
+            partition_s=r["partition_s"]))
+    total = max(graph.n_edges, 1)
+    loads = [r["load_s"] for r in per_rank if r["load_s"] is not None]
+    return dict(
+        algorithm=alg.name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
-        cpu_share_model=model, gpus=gpus, device=device,
-        transfer_mode=transfer, gpu_cache=int(gpu_cache),
-        source=source, sources=getattr(alg, "sources", None),
-        normalized=bool(getattr(alg, "normalized", False)),
-        iterations=getattr(alg, "iterations", None),
-        tolerance=getattr(alg, "tolerance", None), tol=getattr(alg, "tol", None),
-        rounds=getattr(alg, "rounds", None), converged=getattr(alg, "converged", None),
-        partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
-        prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,
-        collect_s=statistics.median(collect_s),
+        **settings, source=source, **alg_metrics(alg),
+        ranks=len(everyone), per_rank=per_rank,
+        partitions=parts, beta=sum(p["boundary_edges"] for p in parts) / total,
+        beta_aggregated=sum(p["remote_vertices"] for p in parts) / total,
+        load_s=max(loads) if loads else None,
+        partition_s=max(r["partition_s"] for r in per_rank),
+        prepare_s=prepare_s, time_s=time_s, trials_s=trials,
+        trials_step_wall_s=everyone[0]["step_walls"],
+        collect_s=statistics.median(max(r["collect_s"][t] for r in everyone)
+                                    for t in range(len(trials))),
         teps=edges / time_s if time_s > 0 else 0.0,
         supersteps=len(records), per_superstep=records,
-        transfer=transfer_summary(engine, records, h2d), threads=kernels_cpu.threads(),
+        transfer=merge_transfer([r["transfer"] for r in everyone], records),
+        threads=everyone[0]["threads"],
+        peak_rss_bytes=max(r["peak_rss_bytes"] for r in per_rank),
         verified=verified)
-    return Result(values, metrics, plan)
+
+
+def alg_metrics(alg):
+    """The algorithm's own keys of the record."""
+    return dict(sources=getattr(alg, "sources", None),
+                normalized=bool(getattr(alg, "normalized", False)),
+                iterations=getattr(alg, "iterations", None),
+                tolerance=getattr(alg, "tolerance", None), tol=getattr(alg, "tol", None),
+                rounds=getattr(alg, "rounds", None), converged=getattr(alg, "converged", None))

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -165,16 +166,32 @@ def check_options(args, device):
             parse_bytes(args.gpu_cache, "--gpu-cache"))
 
 
-def output_files(args):
-    """--output and --json, checked (totem_py/outputs.py): not the input graph, writable."""
+def output_files(args, comm):
+    """--output and --json, checked (totem_py/outputs.py): not the input graph, writable; each
+    rank its own --output when it names `{rank}`, else rank 0 both."""
     from .outputs import Outputs
-    return Outputs([("--output", args.output), ("--json", args.json)], inputs=[args.graph])
+    named = []
+    if per_rank_output(args):
+        named.append(("--output", args.output.replace("{rank}", str(comm.rank))))
+    elif comm.rank == 0:
+        named.append(("--output", args.output))
+    if comm.rank == 0:
+        named.append(("--json", args.json))
+    return Outputs(named, inputs=[args.graph])
 
 
-def write_outputs(outputs, args, values, metrics):
-    """The per-vertex result and the metrics, all or nothing."""
-    writers = [lambda f: save_values(f, args.output, values)] if args.output else []
-    if args.json:
+def write_outputs(outputs, args, result, values, metrics, comm):
+    """The per-vertex result and the metrics, all or nothing (every rank its own)."""
+    writers = []
+    if per_rank_output(args):
+        engine = result.engine
+        order = np.argsort(engine.local_gvids)
+        ids, mine = engine.local_gvids[order], engine.values[order]
+        path = args.output.replace("{rank}", str(comm.rank))
+        writers.append(lambda f: save_values(f, path, mine, ids))
+    elif comm.rank == 0 and args.output:
+        writers.append(lambda f: save_values(f, args.output, values))
+    if comm.rank == 0 and args.json:
         writers.append(lambda f: f.write(json.dumps(metrics, indent=1).encode()))
     outputs.write(writers)
 
@@ -191,25 +208,108 @@ def _share(text):
     return share
 
 
-def main(argv=None):
-    args = build_parser().parse_args(argv)
+def main(argv=None, comm=None):
+    """The command, in one process or (`comm`, of several ranks) on every MPI rank: the same
+    steps, each rank loading its share of the graph (totem_py/distributed.py says how) and rank
+    0 writing and printing."""
+    from bsp.comm import SOLO
+
     from .algorithms import ALGORITHMS
     from .backend import resolve_device
+    from .harness import agree
     from .progress import Progress
 
-    device = resolve_device(args.device)
-    share, budget, chunk, cache = check_options(args, device)
-    outputs = output_files(args)
-    if args.quiet:      # no warning about a missing transfer profile either
+    ranks = comm is not None and comm.size > 1
+    if ranks:
+        from . import distributed
+        args, comm = distributed.start(argv, comm)
+        device = comm.bcast(agree(comm, lambda: resolve_device(args.device), root_only=True))
+    else:
+        comm = SOLO
+        args = build_parser().parse_args(argv)
+        device = resolve_device(args.device)
+    root = comm.rank == 0
+
+    def options():
+        if ranks:
+            resolve_device(device)      # a rank without a GPU cannot run --device gpu
+            distributed.check_input(args)
+        return check_options(args, device)
+    share, budget, chunk, cache = agree(comm, options)
+    threads = args.threads or (distributed.default_threads(comm) if ranks else None)
+    outputs = agree(comm, lambda: output_files(args, comm))
+    if args.quiet or not root:      # a missing transfer profile is said once, by rank 0
         from bsp.transfer_model import without_warning
         without_warning()
-    progress = Progress(enabled=False if args.quiet else None)
+    progress = Progress(enabled=False if (args.quiet or not root) else None)
     cls = ALGORITHMS[args.algorithm]
-    helper = compile_ahead(args, device, share, cls.needs_weights, progress)
+    helper = None if ranks else compile_ahead(args, device, share, cls.needs_weights, progress)
     try:
-        return _main(args, device, share, budget, chunk, cache, outputs, progress, cls)
+        comm.phase = "loading the graph"
+        t_load = time.perf_counter()
+        graph, ids, n_ids = (distributed.load_share(args, comm, cls, progress) if ranks else
+                             load_graph(args, cls, progress))
+        load_s = time.perf_counter() - t_load
+        result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
+                     gpus=args.gpus, device=device, trials=args.trials, threads=threads,
+                     seed=args.seed, verify=verifier(args, cls, ranks), progress=progress,
+                     gpu_memory=budget, transfer=args.transfer, chunk_bytes=chunk,
+                     hub_sort=args.hub_sort, gpu_cache=cache, comm=comm,
+                     gather=not per_rank_output(args), load_s=load_s,
+                     **agree(comm, lambda: algorithm_values(args, ids)))
     finally:
         ahead.stop(helper)
+    del graph
+    progress.compile_summary()
+    comm.phase = "reporting"
+    values, m = result.values, result.metrics
+    if ids is not None:
+        values = original_ids(m, values, ids, n_ids)
+    agree(comm, lambda: write_outputs(outputs, args, result, values, m, comm))
+    if root and not args.quiet:
+        print_report(m)
+        if ranks:
+            distributed.print_ranks(m)
+    return 0
+
+
+def run(graph, algorithm, **settings):
+    from .harness import run as harness_run
+    return harness_run(graph, algorithm, **settings)
+
+
+def load_graph(args, cls, progress):
+    """The whole graph (one process): (graph, ids, id count), relabelled with --relabel (`ids`
+    the original id of each vertex, else None)."""
+    from .generators import graph_from_spec
+    from .harness import memory_stages
+    progress.phase(f"loading {args.graph}")
+    graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
+                            weighted=cls.needs_weights, nonnegative=cls.needs_weights,
+                            then=memory_stages(cls))
+    progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
+    ids, n_ids = None, graph.n_vertices
+    if args.relabel:
+        graph, ids = graph.compacted()
+        progress.phase(f"relabelled: {graph.n_vertices} of {n_ids} ids are in edges")
+    return graph, ids, n_ids
+
+
+def verifier(args, cls, ranks):
+    """--verify: True, or over ranks a function giving rank 0 the whole graph to check on."""
+    if not args.verify or not ranks:
+        return args.verify
+
+    def whole():
+        from .generators import graph_from_spec
+        return graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
+                               weighted=cls.needs_weights)
+    return whole
+
+
+def per_rank_output(args):
+    """--output naming `{rank}`: every rank writes its own vertices' results there."""
+    return bool(args.output) and "{rank}" in args.output
 
 
 def compile_ahead(args, device, share, weighted, progress):
@@ -230,34 +330,6 @@ def compile_ahead(args, device, share, weighted, progress):
         progress.phase("first run: a second process compiles the engine's kernels meanwhile")
         ahead.parallel_forms()
     return helper
-
-
-def _main(args, device, share, budget, chunk, cache, outputs, progress, cls):
-    from .generators import graph_from_spec
-    from .harness import memory_stages, run
-    progress.phase(f"loading {args.graph}")
-    graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                            weighted=cls.needs_weights, nonnegative=cls.needs_weights,
-                            then=memory_stages(cls))
-    progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
-    ids, n_ids = None, graph.n_vertices
-    if args.relabel:
-        graph, ids = graph.compacted()
-        progress.phase(f"relabelled: {graph.n_vertices} of {n_ids} ids are in edges")
-    result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
-                 gpus=args.gpus, device=args.device, trials=args.trials, threads=args.threads,
-                 seed=args.seed, verify=args.verify, progress=progress, gpu_memory=budget,
-                 transfer=args.transfer, chunk_bytes=chunk, hub_sort=args.hub_sort,
-                 gpu_cache=cache, **algorithm_values(args, ids))
-    progress.compile_summary()
-    values = result.values
-    if ids is not None:
-        values = original_ids(result.metrics, values, ids, n_ids)
-    result.metrics["peak_rss_bytes"] = peak_rss()
-    write_outputs(outputs, args, values, result.metrics)
-    if not args.quiet:
-        print_report(result.metrics)
-    return 0
 
 
 def new_ids(ids, vertices, option):
@@ -312,12 +384,6 @@ def save_values(f, path, values, vertices=None):
     np.savetxt(f, np.column_stack([ids, values]).astype(object), fmt=fmt)
 
 
-def peak_rss():
-    """This process's peak resident memory in bytes (getrusage's ru_maxrss, KiB on Linux)."""
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def print_report(m):
     g = m["graph"]
     print(f"graph {g['spec']}: {g['vertices']} vertices, {g['edges']} edges")
@@ -362,23 +428,9 @@ def cli(argv=None):
     """The command; under mpirun/mpiexec with more than one rank, totem_py.distributed runs it
     across the ranks."""
     if launched_ranks() != 1:
-        refused = launched_ranks() > 1 and exit_code(single_process_only, argv)
-        if refused:
-            return refused
         from .distributed import cli as mpi_cli
         return mpi_cli(argv, single=_cli)
     return _cli(argv)
-
-
-def single_process_only(argv):
-    """Refuse the options the MPI run does not take yet (bad usage is left to it to report)."""
-    try:
-        args = build_parser().parse_args(argv)
-    except InputError:
-        return 0
-    if args.relabel:
-        raise InputError("--relabel works in one process only, not under mpirun")
-    return 0
 
 
 def _cli(argv=None):

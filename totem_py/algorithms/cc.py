@@ -80,6 +80,8 @@ def final_label(v, comp, label, out):
 class CC(Algorithm):
     name = "cc"
     modes = (Mode("push", "both", "push", LABEL, records=True),)
+    weak_components = True      # labels: the smallest id of each weak component (the default
+                                # source's search runs it)
 
     def __init__(self, seed=0):
         self.seed = seed
