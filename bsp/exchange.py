@@ -155,29 +155,60 @@ def _inbox(buffers, key, size, dtype, identity, part=None):
     return buf
 
 
+def direct_pairs(parts):
+    """Whether this process's GPU partitions exchange device to device (`send`: a copy between
+    two GPUs, peer to peer where the hardware allows): when it has two or more of them, real or
+    emulated. Pairs with the CPU partition go through mapped host memory."""
+    devices = [p for p in parts if p.kind == "gpu"]
+    if len(devices) < 2:
+        return False
+    if devices[0].device == "gpu":
+        from .gpu import enable_peer_access
+        enable_peer_access(sorted({p.device_id for p in devices}))
+    return True
+
+
+def _peers(p, parts, view, direct):
+    """The partitions `p` sends its box to device to device: other GPU partitions it holds
+    ghosts of, when the exchange is direct."""
+    if not direct or p.kind != "gpu":
+        return []
+    return [q for q in parts if q.kind == "gpu" and q is not p
+            and view.ghost_ptr[q.pid + 1] > view.ghost_ptr[q.pid]]
+
+
 def exchange_push(parts, host_views, mode, buffers):
     """Fold every partition's box into the owners' inboxes and reset the boxes to the
     identity; returns the number of messages. `buffers` keeps the host inboxes between
     supersteps. A partition that one peer alone sent messages to gets them as they came (a
     peer's slots stand for distinct vertices, so there is nothing to fold): only their local ids
-    are looked up."""
+    are looked up. Between GPU partitions (`direct_pairs`) the box's slots for a peer travel
+    device to device and the peer folds them into an inbox on its device."""
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
+    direct = direct_pairs(parts)
     sent, pieces = [], [[] for _ in host_views]
+    arrived = {q.pid: [] for q in parts}       # device to device: what each receiver folds
     for p in parts:
         view = host_views[p.pid]
         if view.n_ghosts == 0:
             continue
         outbox = p.outboxes[mode.name]
         owners = view.owners
-        with p.context():
-            idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
+        peers = _peers(p, parts, view, direct)
+        via_host = [q for q in range(len(host_views)) if q != p.pid and q not in
+                    {r.pid for r in peers} and view.ghost_ptr[q + 1] > view.ghost_ptr[q]]
+        n = touched = None
+        if peers:
+            with p.context():
+                n, touched = _send_direct(p, mode, outbox, view, peers, arrived)
+        if via_host:
+            with p.context():
+                idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
         sent.append((p, outbox, n, touched))
         live = p.kind == "cpu" and touched is None      # vals is the box itself, reset below
-        for q in range(len(host_views)) if n else ():
+        for q in via_host if n else ():
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
-            if a == b:
-                continue
             if idx is None:         # of the box's n touched slots, at least this many in [a, b)
                 pieces[q].append((p.pid, a, None, vals[a:b], n - (view.n_ghosts - (b - a)),
                                   live))
@@ -188,7 +219,9 @@ def exchange_push(parts, host_views, mode, buffers):
     for q in parts:
         got, view = pieces[q.pid], host_views[q.pid]
         with q.context():
-            if len(got) == 1 and not got[0][5]:
+            if direct and q.kind == "gpu":
+                inbox = _fold_direct(q, mode, view, arrived[q.pid], got, buffers, identity)
+            elif len(got) == 1 and not got[0][5]:
                 inbox = _deliver_one(q, view, mode.view, *got[0][:4])
             else:
                 inbox = _deliver(q, view, _fold(buffers, mode, q, view, got), identity,
@@ -198,6 +231,80 @@ def exchange_push(parts, host_views, mode, buffers):
         with p.context():
             _reset(p, outbox, n, touched, identity)
     return sum(n for _, _, n, _ in sent)
+
+
+def _send_direct(p, mode, outbox, view, peers, arrived):
+    """Send each of `peers` its slots of p's box, device to device: the touched slots as
+    index + value (sorted, split by owner on the device) when that is fewer bytes, else the
+    box's run of slots for the peer; each lands in buffers the peer keeps, and `arrived[q]`
+    gets (p's pid, p's mark, the slots or None, the values, the first slot). Returns (messages,
+    what `_reset` puts back)."""
+    box = outbox.values
+    k = p.kernels("boxes")
+    n = int(outbox.count[0]) if mode.records else box.size
+    if n == 0:
+        return 0, None
+    dview = p.views[mode.view]
+    runs = []
+    if mode.records and _sparse_pays(n, box.size, box.dtype.itemsize):
+        idx = k.box_sort(outbox.touched[:n])
+        vals = p.xp.empty(n, dtype=box.dtype)
+        k.box_gather(box, idx, vals)
+        cuts = p.to_host(p.xp.searchsorted(idx, dview.ghost_ptr), count=False)
+        for q in peers:
+            lo, hi = int(cuts[q.pid]), int(cuts[q.pid + 1])
+            if lo < hi:
+                size = int(view.ghost_ptr[q.pid + 1] - view.ghost_ptr[q.pid])
+                with q.context():
+                    qi = q.held(("peer slots", p.pid), size, np.int64)[:hi - lo]
+                    qv = q.held(("peer values", p.pid), size, box.dtype)[:hi - lo]
+                p.send(q, qi, idx[lo:hi])
+                p.send(q, qv, vals[lo:hi])
+                runs.append((q, qi, qv, int(view.ghost_ptr[q.pid])))
+        touched = idx
+    else:
+        for q in peers:
+            a, b = int(view.ghost_ptr[q.pid]), int(view.ghost_ptr[q.pid + 1])
+            with q.context():
+                qv = q.held(("peer values", p.pid), b - a, box.dtype)
+            p.send(q, qv, box[a:b])
+            runs.append((q, None, qv, a))
+        touched = None
+    mark = p.event()
+    for q, idx, vals, first in runs:
+        arrived[q.pid].append((p.pid, mark, idx, vals, first))
+    return n, touched
+
+
+def _fold_direct(q, mode, view, arrived, got, buffers, identity):
+    """The inbox of a GPU partition under direct pairs: an array over its boundary vertices on
+    its device, at the identity, into which it folds what its GPU peers sent (`arrived`) and
+    what came through the host (`got`, folded on the host first)."""
+    msg = mode.message
+    k = q.kernels("boxes")
+    dview = q.views[mode.view]
+    inbox = q.held(("inbox", mode.name), view.boundary_lvid.size, msg.dtype)
+    k.box_fill(inbox, identity)
+    for sender, mark, idx, vals, first in arrived:
+        q.wait(mark)
+        k.box_fold(inbox, dview.peer_pos[sender], vals, msg.combine, idx, first)
+    if got:
+        hin = _fold(buffers, mode, q, view, got)
+        written = _written(hin, identity)
+        if written is None:         # the whole host inbox, read in place from mapped memory
+            hin.dirty = True
+            _crossed(q, hin.values.nbytes)
+            k.box_fold(inbox, dview.iota, hin.device if hin.device is not None
+                       else q.to_device(hin.values), msg.combine)
+        elif written.size:
+            (pos, vals), dev = q.mapped_all((written.size, np.int64),
+                                            (written.size, msg.dtype), reuse="deliver")
+            pos[:] = written
+            _boxes.box_gather(hin.values, written, vals)
+            _boxes.box_set(hin.values, written, identity)
+            _crossed(q, pos.nbytes + vals.nbytes)
+            k.box_fold(inbox, dev[0], dev[1], msg.combine)
+    return Inbox(dview.boundary_lvid, inbox)
 
 
 def _fold(buffers, mode, part, view, pieces):
@@ -254,21 +361,30 @@ def _deliver_one(part, view, view_name, peer, a, idx, vals):
     return Inbox(*dev)
 
 
+def _written(inbox, identity):
+    """The positions of a host inbox that messages were written to, when so few that listing
+    them pays (else None: take it whole)."""
+    size, itemsize = inbox.values.size, inbox.values.dtype.itemsize
+    if inbox.dense and not _sparse_pays(inbox.least, size, itemsize):
+        return None
+    if inbox.dense:
+        written = _boxes.box_touched(inbox.values, identity)
+    elif not inbox.first:
+        return np.empty(0, np.int64)
+    else:
+        written = np.concatenate(inbox.first)
+    return written if _sparse_pays(written.size, size, itemsize) else None
+
+
 def _deliver(part, view, inbox, identity, view_name):
     """Put a host inbox where the partition's kernels read it: only the written entries (with
     their local ids) when few are written, else the whole inbox beside the boundary list
     (without a scan when the dense peers' counts already say so). A device partition reads
     them from mapped host memory."""
-    size, itemsize = inbox.values.size, inbox.values.dtype.itemsize
-    if inbox.dense and not _sparse_pays(inbox.least, size, itemsize):
-        written = None
-    elif inbox.dense:
-        written = _boxes.box_touched(inbox.values, identity)
-    elif not inbox.first:
+    written = _written(inbox, identity)
+    if written is not None and not written.size:
         return _EMPTY
-    else:
-        written = np.concatenate(inbox.first)
-    if written is not None and _sparse_pays(written.size, size, itemsize):
+    if written is not None:
         (lvid, vals), dev = part.mapped_all((written.size, np.int64),
                                             (written.size, inbox.values.dtype), reuse="deliver")
         _boxes.box_gather(view.boundary_lvid, written, lvid)
@@ -287,29 +403,53 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
     """Copy each owner's boundary `values` (device arrays, per pid) into its readers' ghost slots
     (`part.boxes[mode.name]`); flags (a bool message) travel packed to bits into the readers'
     bitmaps. `readers[i]` False skips parts[i] as a reader (its compute will not read its
-    ghosts); an owner none of whose readers reads may have None as its values."""
+    ghosts); an owner none of whose readers reads may have None as its values. Between GPU
+    partitions (`direct_pairs`) the owner gathers the reader's values on its device and sends
+    them into the reader's ghost slots."""
     readers = readers or [True] * len(parts)
+    direct = direct_pairs(parts)
     if mode.message.dtype == np.bool_:
-        return pull_bits_local(parts, host_views, mode, values, readers)
+        return pull_bits_local(parts, host_views, mode, values, readers, direct)
+    peer = [[direct and p.kind == q.kind == "gpu" and p is not q for q in parts] for p in parts]
     host_vals = [p.to_host(values[i])
-                 if values[i] is not None and host_views[p.pid].boundary_lvid.size else None
+                 if values[i] is not None and host_views[p.pid].boundary_lvid.size and any(
+                     want and not peer[i][j] and host_views[q.pid].ghost_ptr[p.pid + 1]
+                     > host_views[q.pid].ghost_ptr[p.pid]
+                     for j, (q, want) in enumerate(zip(parts, readers))) else None
                  for i, p in enumerate(parts)]
     messages = 0
-    for q, wanted in zip(parts, readers):
+    for j, (q, wanted) in enumerate(zip(parts, readers)):
         view = host_views[q.pid]
         if view.n_ghosts == 0 or not wanted:
             continue
         box = q.boxes[mode.name]
         ghosts = box if q.device == "cpu" else \
             q.pinned_all((view.n_ghosts, box.dtype), reuse="ghosts")[0]
-        for p in range(len(parts)):
-            a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
-            if a < b:
-                _boxes.box_gather(host_vals[p], host_views[p].peer_pos[q.pid], ghosts[a:b])
+        free = q.event()        # the reader's last reads of its box are queued before this
+        runs = []
+        for i, p in enumerate(parts):
+            a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
+            if a == b:
+                continue
+            if peer[i][j]:
+                with p.context():
+                    send = p.held(("pull to", q.pid), b - a, box.dtype)
+                    p.kernels("boxes").box_gather(values[i], p.views[mode.view].peer_pos[q.pid],
+                                                  send)
+                    p.wait(free)
+                    p.send(q, box[a:b], send)
+                    q.wait(p.event())
+                continue
+            _boxes.box_gather(host_vals[i], host_views[p.pid].peer_pos[q.pid], ghosts[a:b])
+            runs.append((a, b))
         messages += view.n_ghosts
-        if ghosts is not box:
+        if ghosts is not box and runs:
             with q.context():
-                box[:] = q.to_device(ghosts)
+                if runs == [(0, view.n_ghosts)]:
+                    box[:] = q.to_device(ghosts)
+                else:
+                    for a, b in runs:
+                        box[a:b] = q.to_device(ghosts[a:b])
     return messages
 
 
@@ -339,22 +479,38 @@ def bitmap_bytes(n):
     return (n + 7) // 8
 
 
-def pull_bits_local(parts, host_views, mode, values, readers=None):
+def pull_bits_local(parts, host_views, mode, values, readers=None, direct=False):
     """exchange_pull for flags between the partitions of this process (`values[i]` is
     parts[i]'s): per (owner, reader) pair the packed bits of the reader's ghost slots from that
     owner. A device owner writes them into mapped host memory, a host owner into the reader's,
     where the reader's kernel reads them: no copy, except between two devices; a host reader
-    whose ghosts all have one device owner takes that owner's bytes as its bitmap. Returns the
-    number of ghost slots the readers hold (the messages)."""
+    whose ghosts all have one device owner takes that owner's bytes as its bitmap. With
+    `direct` pairs, a GPU owner packs them on its device and sends them to a GPU reader's.
+    Returns the number of ghost slots the readers hold (the messages)."""
     messages = 0
     for q, wanted in zip(parts, readers or [True] * len(parts)):
         view = host_views[q.pid]
         if view.n_ghosts == 0 or not wanted:
             continue
         box = q.boxes[mode.name]
+        free = q.event() if direct else None
         for i, p in enumerate(parts):
             a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
             if a == b:
+                continue
+            if direct and p.kind == q.kind == "gpu" and p is not q:
+                pos = p.views[mode.view].peer_pos[q.pid]
+                with q.context():
+                    got = q.held(("bits from", p.pid), bitmap_bytes(pos.size), np.uint8)
+                with p.context():
+                    packed = p.held(("bits to", q.pid), bitmap_bytes(pos.size), np.uint8)
+                    p.kernels("boxes").box_pack_bits(values[i], pos, packed)
+                    p.wait(free)
+                    p.send(q, got, packed)
+                    mark = p.event()
+                with q.context():
+                    q.wait(mark)
+                    q.kernels("boxes").box_put_bits(got, box, a, b)
                 continue
             if p.kind == "gpu":
                 with p.context():

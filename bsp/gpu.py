@@ -163,6 +163,26 @@ class GpuPartition(Partition):
                                       self.device_id)
         return cupy.ndarray((hi,), dtype=buf.dtype, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
+    def send(self, dst, dst_array, src_array):
+        n = src_array.nbytes
+        if n:
+            with cupy.cuda.Device(self.device_id):
+                cupy.cuda.runtime.memcpyPeerAsync(dst_array.data.ptr, dst.device_id,
+                                                  src_array.data.ptr, self.device_id, n,
+                                                  self.stream.ptr)
+        self.peer_bytes += n
+
+    def event(self):
+        with cupy.cuda.Device(self.device_id):
+            event = cupy.cuda.Event(disable_timing=True)
+            event.record(self.stream)
+        return event
+
+    def wait(self, event):
+        if event is not None:
+            with cupy.cuda.Device(self.device_id):
+                self.stream.wait_event(event)
+
     def synchronize(self):
         self.stream.synchronize()
 
@@ -235,3 +255,22 @@ def mapped_copy(host):
 
 def device_count():
     return cupy.cuda.runtime.getDeviceCount()
+
+
+_PEERS = set()
+
+
+def enable_peer_access(device_ids):
+    """Let every pair of these devices read and write each other's memory (so copies between
+    them go over NVLink or PCIe directly, not through host memory), where the hardware can."""
+    for a in device_ids:
+        for b in device_ids:
+            if a == b or (a, b) in _PEERS:
+                continue
+            _PEERS.add((a, b))
+            if cupy.cuda.runtime.deviceCanAccessPeer(a, b):
+                with cupy.cuda.Device(a):
+                    try:
+                        cupy.cuda.runtime.deviceEnablePeerAccess(b)
+                    except cupy.cuda.runtime.CUDARuntimeError:
+                        pass        # already enabled

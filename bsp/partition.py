@@ -150,6 +150,16 @@ class DeviceView:
                 for q in range(len(self.host.peer_pos))]
 
     @functools.cached_property
+    def ghost_ptr(self):
+        """The LocalView's `ghost_ptr` on the device (its ghost slots by owner)."""
+        return self._part.to_device(self.host.ghost_ptr.astype(np.int64), count=False)
+
+    @functools.cached_property
+    def iota(self):
+        """0, 1, ... over the boundary vertices, on the device (a whole inbox's positions)."""
+        return self._part.to_device(np.arange(self.host.boundary_lvid.size), count=False)
+
+    @functools.cached_property
     def node_gvid(self):
         """Global id of every local vertex, then of every ghost slot (int64, on the device)."""
         gvid = np.concatenate([self._part.gvids, self.host.ghost_gvid]).astype(np.int64)
@@ -179,6 +189,8 @@ class Partition:
         self.clean_box = None       # the push mode whose box holds only the identity
         self.h2d_bytes = 0
         self.d2h_bytes = 0
+        self.peer_bytes = 0           # sent device to device (bsp/exchange.py's direct pairs)
+        self._held = {}               # held(): buffers kept for the exchange, by key
         self.graph_bytes = 0
         self._free, self._lent = {}, []   # state arrays kept from run to run
         self._kept = {}                   # mapped_all's buffers by key
@@ -348,6 +360,29 @@ class Partition:
         """An array of `hi` entries whose entry e is buf[e - lo], for e in [lo, hi): what a
         kernel that reads edges lo..hi-1 by their place in the partition takes."""
         return np.asarray(_Shifted(buf, lo, hi))
+
+    def held(self, key, n, dtype):
+        """A device array of `n` entries of `dtype` kept for `key` from superstep to superstep
+        (what another partition's `send` writes into, the exchange's inboxes); its contents
+        are the caller's."""
+        buf = self._held.get(key)
+        if buf is None or buf.size != n or buf.dtype != dtype:
+            buf = self._held[key] = self.xp.empty(int(n), dtype=dtype)
+        return buf
+
+    def send(self, dst, dst_array, src_array):
+        """dst_array[:] = src_array, from this partition's device to partition `dst`'s (a copy
+        between two GPUs, queued after this partition's work); counted in `peer_bytes`. The
+        receiver waits for it with `dst.wait(self.event())`."""
+        dst_array[...] = src_array
+        self.peer_bytes += src_array.nbytes
+
+    def event(self):
+        """A mark of the work queued on this partition so far (None where work runs at once)."""
+        return None
+
+    def wait(self, event):
+        """Work queued from now on waits for `event` (another partition's mark)."""
 
     def synchronize(self):
         pass

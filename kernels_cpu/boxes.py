@@ -44,6 +44,17 @@ def box_or(inbox, pos, vals):
 COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
 
 
+def box_fold(inbox, pos, vals, combine, idx=None, offset=0):
+    """Fold a peer's box into an inbox with the message's `combine`: entry i of `vals` goes to
+    inbox position pos[i], or, given the peer's slots `idx` (numbered from `offset`), to
+    pos[idx[i] - offset]."""
+    if idx is not None:
+        at = np.empty(idx.size, dtype=np.int64)
+        box_positions(pos, idx, offset, at)
+        pos = at
+    COMBINE[combine](inbox, pos, vals)
+
+
 @kernel("pos")
 def box_gather(src, pos, out):
     for i in prange(pos.size):

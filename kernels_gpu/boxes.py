@@ -6,6 +6,7 @@ plain fancy-index updates are race-free). Flags are packed and put into a reader
 kernels, one thread per byte."""
 
 import cupy
+import numpy as np
 
 from ._cuda import CTYPES, function, i64, launch, launch_strided, zero
 
@@ -27,6 +28,18 @@ def box_or(inbox, pos, vals):
 
 
 COMBINE = {"min": box_min, "max": box_max, "sum": box_sum, "or": box_or}
+_OPS = {"min": 0, "max": 1, "sum": 2, "or": 3}
+
+
+def box_fold(inbox, pos, vals, combine, idx=None, offset=0):
+    """The kernels_cpu twin, one thread per entry (a peer's entries have distinct positions)."""
+    k = _typed("totem_box_fold", inbox, vals)
+    if k is None:
+        at = pos if idx is None else pos[idx - offset]
+        COMBINE[combine](inbox, at, vals)
+    else:
+        launch(k, vals.size, (inbox, pos, idx if idx is not None else i64(0), i64(offset), vals,
+                              i64(vals.size), np.int32(_OPS[combine])))
 
 
 def _typed(name, *arrays):
@@ -52,6 +65,21 @@ def box_touched(box, identity):
 
 
 SOURCE = r"""
+template <typename T> __device__ __forceinline__ T bit_or(T a, T b) { return a | b; }
+__device__ __forceinline__ float bit_or(float a, float) { return a; }
+__device__ __forceinline__ double bit_or(double a, double) { return a; }
+
+template <typename T>
+__global__ void totem_box_fold(T* inbox, const i64* pos, const i64* idx, i64 offset,
+                               const T* vals, i64 n, int op) {
+    i64 i = global_thread();
+    if (i >= n) return;
+    i64 p = pos[idx ? idx[i] - offset : i];
+    T v = vals[i], d = inbox[p];
+    inbox[p] = op == 0 ? (v < d ? v : d) : op == 1 ? (v > d ? v : d)
+             : op == 2 ? (T)(d + v) : (T)bit_or(d, v);
+}
+
 template <typename T>
 __global__ void totem_box_gather(const T* src, const i64* pos, i64 n, T* out) {
     i64 i = global_thread();
