@@ -1,9 +1,13 @@
 """HIGH / LOW / RAND partitioning and the PartitionPlan.
 
 TOTEM section 6: order the vertices by degree (HIGH: highest first, LOW: lowest first) or randomly
-(RAND), give the CPU partition the shortest prefix of that order that holds `cpu_share` of the edges,
-and split the rest over the GPU partitions so each holds an equal share of the remaining edges.
-Degrees are out-degrees: a partition owns its vertices' out-edges.
+(RAND) and give the CPU partition the shortest prefix of that order that holds `cpu_share` of the
+edges. The rest are dealt to the GPU partitions in out-degree order, highest first, serpentine
+(0, 1, .., G-1, G-1, .., 0, 0, ..): each GPU gets the same number of vertices (within one) and of
+edges (within the largest degree), hubs and low-degree vertices alike, so that the GPUs finish
+their supersteps together (consecutive runs of the degree order, equal in edges, gave rmat:20's
+four GPU partitions 2K to 1M vertices each). Degrees are out-degrees: a partition owns its
+vertices' out-edges.
 
 Inside a partition, local ids follow `hub_sort` (`local_order`); the order only changes speed, never
 results. Rows are laid out in local-id order, so on a GPU partition that streams its edges
@@ -323,32 +327,45 @@ def _split(graph, members, strategy, cpu_share, gpus, seed, hub_sort="degree", s
     ones dropped, except that at least one partition is kept."""
     n = members.size
     order = _order_members(graph, members, strategy, seed)
-    cum = np.cumsum(graph.out_degree[order])
-    bounds = _bounds(cum, n, cpu_share, gpus)
+    cut = _cpu_cut(np.cumsum(graph.out_degree[order]), n, cpu_share, gpus)
+    rest = order[cut:]
+    groups = [("cpu", order[:cut])] + [("gpu", v) for v in deal_to_gpus(
+        graph.out_degree[rest], rest, gpus)] if gpus else [("cpu", order)]
     parts = []
-    for k in range(len(bounds) - 1):
-        kind = "cpu" if k == 0 else "gpu"
-        vertices = order[bounds[k]:bounds[k + 1]]
-        if vertices.size or (not parts and k == len(bounds) - 2):
+    for k, (kind, vertices) in enumerate(groups):
+        if vertices.size or (not parts and k == len(groups) - 1):
             parts.append((kind, local_order(graph, vertices, hub_sort, scores)))
     if not parts:  # no vertices: one partition of the first kind
         parts = [("cpu" if cpu_share > 0 else "gpu", np.empty(0, np.int64))]
     return parts
 
 
+def serpentine(n, parts):
+    """The part each of n items in order goes to: 0, 1, .., parts-1, parts-1, .., 0, 0, .."""
+    k = np.arange(n)
+    part = k % parts
+    odd = (k // parts) % 2 == 1
+    part[odd] = parts - 1 - part[odd]
+    return part
+
+
 def deal_to_ranks(graph, ranks):
     """Vertices per MPI rank, edge-balanced and degree-aware: the vertices in out-degree order
-    (highest first) are dealt to the ranks in serpentine order (0, 1, .., R-1, R-1, .., 0, 0, ..),
-    so every rank gets the same number of vertices (within one), the same mix of hubs and
-    low-degree vertices, and the same number of edges within the largest degree. Each rank then
-    splits its share between its CPU and GPU partitions as one process would."""
-    n = graph.n_vertices
+    (highest first) are dealt to the ranks in serpentine order, so every rank gets the same
+    number of vertices (within one), the same mix of hubs and low-degree vertices, and the same
+    number of edges within the largest degree. Each rank then splits its share between its CPU
+    and GPU partitions as one process would."""
     order = by_degree(graph.out_degree)
-    k = np.arange(n)
-    rank = k % ranks
-    odd = (k // ranks) % 2 == 1
-    rank[odd] = ranks - 1 - rank[odd]
+    rank = serpentine(graph.n_vertices, ranks)
     return [np.sort(order[rank == r]) for r in range(ranks)]
+
+
+def deal_to_gpus(degree, vertices, gpus):
+    """`vertices` (the ones the CPU does not keep) per GPU partition: dealt in out-degree order
+    (`degree`, theirs), highest first, serpentine."""
+    by = vertices[by_degree(degree)]
+    gpu = serpentine(by.size, max(gpus, 1))
+    return [by[gpu == k] for k in range(max(gpus, 1))]
 
 
 def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
@@ -384,22 +401,15 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
     return plan
 
 
-def _bounds(cum, n, cpu_share, gpus):
-    """Partition k holds the vertices order[bounds[k]:bounds[k+1]] (k = 0 is the CPU)."""
+def _cpu_cut(cum, n, cpu_share, gpus):
+    """How many vertices of the order the CPU partition keeps: the shortest prefix holding
+    `cpu_share` of the edges (`cum`: their cumulative degrees)."""
     total = int(cum[-1]) if n else 0
     if cpu_share >= 1.0 or gpus == 0:
-        cut = n
-    elif cpu_share <= 0.0 or total == 0:
-        cut = 0 if cpu_share <= 0.0 else n
-    else:
-        cut = min(_prefix_for(cum, cpu_share * total), n)
-    bounds = [0, cut]
-    cpu_edges = int(cum[cut - 1]) if cut else 0
-    for k in range(1, gpus):
-        target = cpu_edges + (total - cpu_edges) * k / gpus
-        bounds.append(max(bounds[-1], min(_prefix_for(cum, target), n) if target > cpu_edges else cut))
-    bounds.append(n)
-    return bounds
+        return n
+    if cpu_share <= 0.0 or total == 0:
+        return 0 if cpu_share <= 0.0 else n
+    return min(_prefix_for(cum, cpu_share * total), n)
 
 
 def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
@@ -417,6 +427,7 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
     degree = g.out_degree
     cum = np.cumsum(degree[order])
     total = max(g.n_edges, 1)
+    by = order[by_degree(degree[order])]       # the GPUs' deal, for any cut
     owner = np.empty(n, dtype=np.int32)
     mark = np.zeros((gpus + 1, n), dtype=np.uint8)
     out = []
@@ -425,17 +436,23 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
             raise InputError(f"--cpu-share must be in [0, 1], got {share}")
         if gpus < 1 and share < 1.0:
             raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
-        bounds = _bounds(cum, n, share, gpus)
+        cut = _cpu_cut(cum, n, share, gpus)
+        groups = [order[:cut]]
+        if gpus:
+            rest = np.zeros(n, bool)
+            rest[order[cut:]] = True
+            kept = by[rest[by]]                 # the rest in the deal's order
+            gpu = serpentine(kept.size, gpus)
+            groups += [kept[gpu == k] for k in range(gpus)]
         # the same partitions partition() keeps: empty ones dropped, except a lone one
-        spans = [(k, bounds[k], bounds[k + 1]) for k in range(len(bounds) - 1)
-                 if bounds[k + 1] > bounds[k]] or [(0, 0, 0)]
-        for pid, (_, lo, hi) in enumerate(spans):
-            owner[order[lo:hi]] = pid
+        spans = [(k, v) for k, v in enumerate(groups) if v.size] or [(0, groups[0])]
+        for pid, (_, members) in enumerate(spans):
+            owner[members] = pid
         boundary = _ks.plan_cut_stats(g.indptr, g.indices, owner, len(spans), mark)
         rows = []
-        for pid, (k, lo, hi) in enumerate(spans):
-            rows.append(dict(kind="cpu" if k == 0 else "gpu", vertices=hi - lo,
-                             edges=int(cum[hi - 1] - (cum[lo - 1] if lo else 0)) if hi else 0,
+        for pid, (k, members) in enumerate(spans):
+            rows.append(dict(kind="cpu" if k == 0 else "gpu", vertices=int(members.size),
+                             edges=int(degree[members].sum()),
                              boundary_edges=int(boundary[pid]),
                              remote_vertices=int(np.count_nonzero(mark[pid]))))
         mark[:len(spans)] = 0
