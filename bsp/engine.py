@@ -20,11 +20,19 @@ from types import SimpleNamespace
 import numpy as np
 
 from .api import Outbox, Vote
-from .exchange import bitmap_bytes, exchange_pull, exchange_push
+from .exchange import bitmap_bytes, exchange_pull, exchange_push, settle
 from .partition import EdgeOptions, make_partition
 
 ALPHA = 15
 BETA = 18
+
+
+def tally(votes):
+    """Votes as one Vote: active vertices and frontier edges summed, the smallest key, the sums
+    added up element by element."""
+    return Vote(sum(v.active for v in votes), sum(v.edges for v in votes),
+                min((v.key for v in votes), default=float("inf")),
+                tuple(float(sum(x)) for x in zip(*(v.sums for v in votes))))
 
 
 def switched_back(records):
@@ -152,6 +160,7 @@ class Engine:
             t_step = time.perf_counter()
             record = self._superstep(algorithm, mode, step)
             votes = [self._call(algorithm.vote, p, step) for p in parts]
+            record["messages"] += settle(parts, self._inboxes)
             self._gpu_times(record["compute_s"])
             record["wall_s"] = time.perf_counter() - t_step
             total = self._tally(votes)
@@ -284,11 +293,8 @@ class Engine:
         return exchange_pull(self.parts, host_views, mode, values, readers)
 
     def _tally(self, votes):
-        """The partitions' votes (every rank's) as one Vote: active vertices and frontier edges
-        summed, the smallest key, the sums added up element by element."""
-        mine = Vote(sum(v.active for v in votes), sum(v.edges for v in votes),
-                    min((v.key for v in votes), default=float("inf")),
-                    tuple(float(sum(x)) for x in zip(*(v.sums for v in votes))))
+        """The partitions' votes, every rank's, as one Vote (`tally`)."""
+        mine = tally(votes)
         return mine if self.ranks is None else self.ranks.tally(mine)
 
     def _collect(self, algorithm):

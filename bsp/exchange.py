@@ -179,15 +179,18 @@ def _peers(p, parts, view, direct):
 
 def exchange_push(parts, host_views, mode, buffers):
     """Fold every partition's box into the owners' inboxes and reset the boxes to the
-    identity; returns the number of messages. `buffers` keeps the host inboxes between
-    supersteps. A partition that one peer alone sent messages to gets them as they came (a
-    peer's slots stand for distinct vertices, so there is nothing to fold): only their local ids
-    are looked up. Between GPU partitions (`direct_pairs`) the box's slots for a peer travel
-    device to device and the peer folds them into an inbox on its device."""
+    identity; returns the number of messages known now (`settle` adds the rest once the
+    partitions are synchronised). `buffers` keeps the host inboxes between supersteps. A
+    partition that one peer alone sent messages to gets them as they came (a peer's slots stand
+    for distinct vertices, so there is nothing to fold): only their local ids are looked up.
+    Between GPU partitions (`direct_pairs`) nothing waits for the host: the sender splits its
+    box by owner on its device (`box_split`: touched slots as pairs, or the box whole when that
+    is fewer bytes, decided on the device) and each GPU owner folds its part into an inbox on
+    its own device, reading the sender's memory over the link (`box_fold_peer`)."""
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
     direct = direct_pairs(parts)
-    sent, pieces = [], [[] for _ in host_views]
+    sent, pieces, split, known = [], [[] for _ in host_views], [], 0
     arrived = {q.pid: [] for q in parts}       # device to device: what each receiver folds
     for p in parts:
         view = host_views[p.pid]
@@ -198,14 +201,21 @@ def exchange_push(parts, host_views, mode, buffers):
         peers = _peers(p, parts, view, direct)
         via_host = [q for q in range(len(host_views)) if q != p.pid and q not in
                     {r.pid for r in peers} and view.ghost_ptr[q + 1] > view.ghost_ptr[q]]
-        n = touched = None
-        if peers:
-            with p.context():
-                n, touched = _send_direct(p, mode, outbox, view, peers, arrived)
+        n, touched = 0, None
         if via_host:
             with p.context():
                 idx, vals, n, touched = _pack(p, mode, outbox, identity, owners > 1)
-        sent.append((p, outbox, n, touched))
+            known += n
+            if not peers:
+                sent.append((p, outbox, n, touched))
+        if peers:
+            with p.context():
+                out = _split(p, mode, outbox, view, identity)
+                mark = p.event()
+            split.append((p, outbox, out, peers, not via_host))
+            for q in peers:
+                arrived[q.pid].append((p.pid, mark, *out, int(view.ghost_ptr[q.pid]),
+                                       int(view.ghost_ptr[q.pid + 1])))
         live = p.kind == "cpu" and touched is None      # vals is the box itself, reset below
         for q in via_host if n else ():
             a, b = int(view.ghost_ptr[q]), int(view.ghost_ptr[q + 1])
@@ -216,11 +226,13 @@ def exchange_push(parts, host_views, mode, buffers):
             lo, hi = np.searchsorted(idx, (a, b)) if owners > 1 else (0, idx.size)
             if lo < hi:
                 pieces[q].append((p.pid, a, idx[lo:hi], vals[lo:hi], 0, False))
+    folded = {}
     for q in parts:
         got, view = pieces[q.pid], host_views[q.pid]
         with q.context():
             if direct and q.kind == "gpu":
                 inbox = _fold_direct(q, mode, view, arrived[q.pid], got, buffers, identity)
+                folded[q.pid] = q.event()
             elif len(got) == 1 and not got[0][5]:
                 inbox = _deliver_one(q, view, mode.view, *got[0][:4])
             else:
@@ -230,64 +242,64 @@ def exchange_push(parts, host_views, mode, buffers):
     for p, outbox, n, touched in sent:      # after the folds: a CPU's whole box is its values
         with p.context():
             _reset(p, outbox, n, touched, identity)
-    return sum(n for _, _, n, _ in sent)
+    pending = buffers.setdefault(PENDING, [])
+    for p, outbox, (_, _, _, counts), peers, unknown in split:
+        with p.context():
+            for q in peers:         # the box read whole goes back to the identity after that
+                p.wait(folded[q.pid])
+            p.kernels("boxes").box_unsplit(outbox.values, counts, identity)
+            if unknown:
+                pending.append((p, p.peek(counts, mode.name)))
+    return known
 
 
-def _send_direct(p, mode, outbox, view, peers, arrived):
-    """Send each of `peers` its slots of p's box, device to device: the touched slots as
-    index + value (sorted, split by owner on the device) when that is fewer bytes, else the
-    box's run of slots for the peer; each lands in buffers the peer keeps, and `arrived[q]`
-    gets (p's pid, p's mark, the slots or None, the values, the first slot). Returns (messages,
-    what `_reset` puts back)."""
+PENDING = ("pending",)      # buffers' key: the direct senders' counts, read by `settle`
+
+
+def settle(parts, buffers):
+    """The messages of the last superstep's direct sends, counted on the devices: read once
+    their partitions are synchronised."""
+    total = 0
+    for p, counts in buffers.pop(PENDING, ()):
+        p.synchronize()
+        total += int(counts[-1])
+    return total
+
+
+def _split(p, mode, outbox, view, identity):
+    """Split p's box by owner on its device for peers that read it in place (`box_split`), or
+    (a mode that does not record its touched slots) leave it whole; returns (slots, values, box,
+    counts), the arrays the peers read."""
     box = outbox.values
     k = p.kernels("boxes")
-    n = int(outbox.count[0]) if mode.records else box.size
-    if n == 0:
-        return 0, None
-    dview = p.views[mode.view]
-    runs = []
-    if mode.records and _sparse_pays(n, box.size, box.dtype.itemsize):
-        idx = k.box_sort(outbox.touched[:n])
-        vals = p.xp.empty(n, dtype=box.dtype)
-        k.box_gather(box, idx, vals)
-        cuts = p.to_host(p.xp.searchsorted(idx, dview.ghost_ptr), count=False)
-        for q in peers:
-            lo, hi = int(cuts[q.pid]), int(cuts[q.pid + 1])
-            if lo < hi:
-                size = int(view.ghost_ptr[q.pid + 1] - view.ghost_ptr[q.pid])
-                with q.context():
-                    qi = q.held(("peer slots", p.pid), size, np.int64)[:hi - lo]
-                    qv = q.held(("peer values", p.pid), size, box.dtype)[:hi - lo]
-                p.send(q, qi, idx[lo:hi])
-                p.send(q, qv, vals[lo:hi])
-                runs.append((q, qi, qv, int(view.ghost_ptr[q.pid])))
-        touched = idx
+    parts = len(view.ghost_ptr) - 1
+    idx = p.held(("split slots", mode.name), box.size, np.int64)
+    vals = p.held(("split values", mode.name), box.size, box.dtype)
+    counts = p.held(("split counts", mode.name), parts + 1, np.int64)
+    if mode.records:
+        k.box_split(box, outbox.touched, outbox.count, p.views[mode.view].ghost_ptr, identity,
+                    idx, vals, counts)
     else:
-        for q in peers:
-            a, b = int(view.ghost_ptr[q.pid]), int(view.ghost_ptr[q.pid + 1])
-            with q.context():
-                qv = q.held(("peer values", p.pid), b - a, box.dtype)
-            p.send(q, qv, box[a:b])
-            runs.append((q, None, qv, a))
-        touched = None
-    mark = p.event()
-    for q, idx, vals, first in runs:
-        arrived[q.pid].append((p.pid, mark, idx, vals, first))
-    return n, touched
+        k.box_fill(counts[:parts], -1)
+        k.box_fill(counts[parts:], box.size)
+        k.box_fill(outbox.count, 0)
+    return idx, vals, box, counts
 
 
 def _fold_direct(q, mode, view, arrived, got, buffers, identity):
     """The inbox of a GPU partition under direct pairs: an array over its boundary vertices on
-    its device, at the identity, into which it folds what its GPU peers sent (`arrived`) and
-    what came through the host (`got`, folded on the host first)."""
+    its device, at the identity, into which it folds what its GPU peers split for it
+    (`arrived`: read from their memory once their marks are passed) and what came through the
+    host (`got`, folded on the host first)."""
     msg = mode.message
     k = q.kernels("boxes")
     dview = q.views[mode.view]
     inbox = q.held(("inbox", mode.name), view.boundary_lvid.size, msg.dtype)
     k.box_fill(inbox, identity)
-    for sender, mark, idx, vals, first in arrived:
+    for sender, mark, idx, vals, box, counts, a, b in arrived:
         q.wait(mark)
-        k.box_fold(inbox, dview.peer_pos[sender], vals, msg.combine, idx, first)
+        k.box_fold_peer(inbox, dview.peer_pos[sender], idx, vals, box, counts, q.pid, a, b,
+                        msg.combine)
     if got:
         hin = _fold(buffers, mode, q, view, got)
         written = _written(hin, identity)

@@ -178,6 +178,13 @@ class GpuPartition(Partition):
             event.record(self.stream)
         return event
 
+    def peek(self, array, key):
+        (host,), (dev,) = self.mapped_all((array.size, array.dtype), reuse=("peek", key))
+        with cupy.cuda.Device(self.device_id):
+            cupy.cuda.runtime.memcpyAsync(dev.data.ptr, array.data.ptr, array.nbytes,
+                                          cupy.cuda.runtime.memcpyDefault, self.stream.ptr)
+        return host
+
     def wait(self, event):
         if event is not None:
             with cupy.cuda.Device(self.device_id):

@@ -381,6 +381,12 @@ class Partition:
         """A mark of the work queued on this partition so far (None where work runs at once)."""
         return None
 
+    def peek(self, array, key):
+        """`array` (a few entries on this partition's device) as the host reads it once the work
+        queued so far is done (after `synchronize`): a copy queued now, kept under `key` until
+        the next peek with it."""
+        return np.array(array, copy=True)
+
     def wait(self, event):
         """Work queued from now on waits for `event` (another partition's mark)."""
 

@@ -122,6 +122,58 @@ def box_pack(box, touched, count, identity, idx, vals, n_out):
     count[0] = 0
 
 
+@njit(nogil=True, cache=True)
+def _owner_of(ghost_ptr, s):
+    q = 0
+    while ghost_ptr[q + 1] <= s:
+        q += 1
+    return q
+
+
+@kernel("count", counter=True)
+def box_split(box, touched, count, ghost_ptr, identity, idx, vals, sent):
+    """A push box's messages split by owner for peers that read them in place (`box_fold_peer`):
+    with n = count[0] recorded slots, when their (slot, value) pairs are fewer bytes than the box,
+    owner q's go to idx and vals from position ghost_ptr[q] on, sent[q] of them, and each slot
+    read is reset to `identity`; else every sent[q] = -1 and the box stays, to be read whole and
+    then reset (`box_unsplit`). sent[-1] = n (sent has an entry per partition, and this one);
+    count[0] is reset to 0."""
+    n = count[0]
+    for q in range(sent.size - 1):
+        sent[q] = 0
+    sent[sent.size - 1] = n
+    if n * (8 + box.itemsize) >= box.size * box.itemsize:
+        for q in range(sent.size - 1):
+            sent[q] = -1
+    else:
+        for i in range(n):
+            t = touched[i]
+            q = _owner_of(ghost_ptr, t)
+            j = ghost_ptr[q] + sent[q]
+            sent[q] += 1
+            idx[j] = t
+            vals[j] = box[t]
+            box[t] = identity
+    count[0] = 0
+
+
+def box_fold_peer(inbox, pos, idx, vals, box, sent, q, a, b, combine):
+    """Fold what a peer's `box_split` left for owner q into an inbox with `combine`: sent[q]
+    (slot, value) pairs from position a of idx and vals, or (sent[q] < 0) the peer's box slots
+    a..b-1 whole; slot s lands at inbox position pos[s - a]."""
+    n = int(sent[q])
+    if n < 0:
+        COMBINE[combine](inbox, pos, box[a:b])
+    elif n:
+        box_fold(inbox, pos, vals[a:a + n], combine, idx[a:a + n], a)
+
+
+def box_unsplit(box, sent, identity):
+    """After the peers read a box whole (`box_split` gave up on pairs): back to the identity."""
+    if sent.size and sent[0] < 0:
+        box_fill(box, identity)
+
+
 @kernel("idx")
 def box_place(pos, idx, offset, vals, lvid, out):
     """lvid[i] = pos[idx[i] - offset] and out[i] = vals[i]: a sparse box's entries with their

@@ -69,15 +69,64 @@ template <typename T> __device__ __forceinline__ T bit_or(T a, T b) { return a |
 __device__ __forceinline__ float bit_or(float a, float) { return a; }
 __device__ __forceinline__ double bit_or(double a, double) { return a; }
 
+template <typename T> __device__ __forceinline__ T combined(int op, T d, T v) {
+    return op == 0 ? (v < d ? v : d) : op == 1 ? (v > d ? v : d)
+         : op == 2 ? (T)(d + v) : (T)bit_or(d, v);
+}
+
 template <typename T>
 __global__ void totem_box_fold(T* inbox, const i64* pos, const i64* idx, i64 offset,
                                const T* vals, i64 n, int op) {
     i64 i = global_thread();
     if (i >= n) return;
     i64 p = pos[idx ? idx[i] - offset : i];
-    T v = vals[i], d = inbox[p];
-    inbox[p] = op == 0 ? (v < d ? v : d) : op == 1 ? (v > d ? v : d)
-             : op == 2 ? (T)(d + v) : (T)bit_or(d, v);
+    inbox[p] = combined(op, inbox[p], vals[i]);
+}
+
+// a push box's messages split by owner, for peers that read them in place (the CPU twin says how)
+template <typename T>
+__global__ void totem_box_split(T* box, const i64* touched, const i64* count,
+                                const i64* ghost_ptr, int nparts, T identity, i64 size,
+                                i64* idx, T* vals, i64* sent) {
+    const i64 n = *count;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    if (global_thread() == 0) sent[nparts] = n;
+    if (n * (8 + (i64)sizeof(T)) >= size * (i64)sizeof(T)) {
+        if (global_thread() < nparts) sent[global_thread()] = -1;
+        return;
+    }
+    for (i64 i = global_thread(); i < n; i += stride) {
+        i64 t = touched[i];
+        int q = 0;
+        while (ghost_ptr[q + 1] <= t) q++;
+        i64 j = ghost_ptr[q] + (i64)atomicAdd((unsigned long long*)&sent[q], 1ull);
+        idx[j] = t;
+        vals[j] = box[t];
+        box[t] = identity;
+    }
+}
+
+// a peer's split box (its idx, vals, box and sent, read over the link) folded into an inbox
+template <typename T>
+__global__ void totem_box_fold_peer(T* inbox, const i64* pos, const i64* idx, const T* vals,
+                                    const T* box, const i64* sent, int q, i64 a, i64 b, int op) {
+    i64 n = sent[q];
+    const bool whole = n < 0;
+    if (whole) n = b - a;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = global_thread(); i < n; i += stride) {
+        i64 s = whole ? i : idx[a + i] - a;
+        T v = whole ? box[a + i] : vals[a + i];
+        i64 p = pos[s];
+        inbox[p] = combined(op, inbox[p], v);
+    }
+}
+
+template <typename T>
+__global__ void totem_box_unsplit(T* box, const i64* sent, i64 size, T identity) {
+    if (sent[0] >= 0) return;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = global_thread(); i < size; i += stride) box[i] = identity;
 }
 
 template <typename T>
@@ -155,6 +204,34 @@ __global__ void totem_box_put_bits(const unsigned char* packed, i64 npacked,
     bits[j] = (unsigned char)((bits[j] & ~mask) | (w & mask));
 }
 """
+
+
+def box_split(box, touched, count, ghost_ptr, identity, idx, vals, sent):
+    """The kernels_cpu twin's split, the count staying on the device (a grid-stride loop); `sent`
+    zeroed by a memset first, count[0] = 0 by one after."""
+    zero(sent)
+    launch_strided(function(SOURCE, "totem_box_split", box.dtype),
+                   (box, touched, count, ghost_ptr, np.int32(sent.size - 1),
+                    box.dtype.type(identity), i64(box.size), idx, vals, sent))
+    zero(count)
+
+
+def _at(a):
+    """A peer's array as a kernel argument: its address (it lies on another device)."""
+    return np.uint64(a.data.ptr)
+
+
+def box_fold_peer(inbox, pos, idx, vals, box, sent, q, a, b, combine):
+    """The kernels_cpu twin: a grid-stride loop reading the peer's arrays over the link (peer
+    access), the count of pairs on the peer's device."""
+    launch_strided(function(SOURCE, "totem_box_fold_peer", inbox.dtype),
+                   (inbox, pos, _at(idx), _at(vals), _at(box), _at(sent), np.int32(q), i64(a),
+                    i64(b), np.int32(_OPS[combine])))
+
+
+def box_unsplit(box, sent, identity):
+    launch_strided(function(SOURCE, "totem_box_unsplit", box.dtype),
+                   (box, sent, i64(box.size), box.dtype.type(identity)))
 
 
 def box_pack(box, touched, count, identity, idx, vals, n_out):

@@ -10,7 +10,7 @@ import pytest
 
 import totem_py
 from bsp import Engine, Message, Mode
-from bsp.exchange import exchange_push
+from bsp.exchange import exchange_push, settle
 from partitioners import partition
 from totem_py import reference as ref
 from totem_py.algorithms import BFS, PageRank
@@ -25,12 +25,15 @@ class CountingEngine(Engine):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.pulls = []
+        self.peers = []
         self.readers = []
 
     def _exchange_pull(self, host_views, mode, values, readers):
         before = sum(p.h2d_bytes + p.d2h_bytes for p in self.parts)
+        peer = sum(p.peer_bytes for p in self.parts)
         messages = super()._exchange_pull(host_views, mode, values, readers)
         self.pulls.append(sum(p.h2d_bytes + p.d2h_bytes for p in self.parts) - before)
+        self.peers.append(sum(p.peer_bytes for p in self.parts) - peer)
         self.readers.append({p.pid for p, r in zip(self.parts, readers) if r})
         return messages
 
@@ -57,7 +60,7 @@ def graph():
 def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
     """Every bottom-up step of a hybrid BFS on emulated GPUs copies, per (owner, reader) pair, the
     reader's ghosts / 8 bytes (rounded up) out of a GPU owner and into a GPU reader, nothing
-    else, and the levels are the reference's. A reader none of whose rows with in-edges is
+    else (between two GPUs: once, device to device), and the levels are the reference's. A reader none of whose rows with in-edges is
     unvisited reads no ghosts and gets none; the others do."""
     source = default_source(graph)
     plan = partition(graph, strategy, share, gpus, seed=1)
@@ -73,16 +76,21 @@ def test_hybrid_bfs_moves_frontier_bits(graph, strategy, share, gpus):
             waiting = np.count_nonzero(levels[plan.gvids[q][rows]] > depth)
             waiting += np.count_nonzero(levels[plan.gvids[q][rows]] < 0)
             assert (q in readers) == (waiting > 0)
+    def crossings(p, q):        # through host memory
+        both = plan.kinds[p] == plan.kinds[q] == "gpu"
+        return 0 if both else (plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu")
+
     flags, bits = 0, 0
     for p, q, n in pairs(plan, "in"):
-        crossings = (plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu")
-        flags += n * crossings
-        bits += (n + 7) // 8 * crossings
+        flags += n * crossings(p, q)
+        bits += (n + 7) // 8 * crossings(p, q)
     assert flags > 1000          # enough ghosts for the count to mean something
     assert engine.pulls[0] == bits      # the first bottom-up step: every reader waits
-    for moved, readers in zip(engine.pulls, engine.readers):
-        assert moved == sum((n + 7) // 8 * ((plan.kinds[p] == "gpu") + (plan.kinds[q] == "gpu"))
+    for moved, peer, readers in zip(engine.pulls, engine.peers, engine.readers):
+        assert moved == sum((n + 7) // 8 * crossings(p, q)
                             for p, q, n in pairs(plan, "in") if q in readers)
+        assert peer == sum((n + 7) // 8 for p, q, n in pairs(plan, "in")
+                           if q in readers and not crossings(p, q) and p != q)
     # one bit per ghost slot that crosses the bus, plus at most one byte of padding per crossing
     # (the int32 levels this exchange moved before were 32 bits per slot)
     assert flags / 8 <= bits <= flags / 8 + 2 * len(pairs(plan, "in"))
@@ -114,7 +122,9 @@ def test_push_delivers_each_vertex_its_folded_messages(graph, strategy, share, g
         sent += slots.size
         for g, x in zip(views[part.pid].ghost_gvid[slots], box.values[slots]):
             want[g] = min(want.get(g, x), x)
-    assert exchange_push(engine.parts, views, mode, {}) == sent
+    buffers = {}
+    messages = exchange_push(engine.parts, views, mode, buffers)
+    assert messages + settle(engine.parts, buffers) == sent
     got = {}
     for part in engine.parts:
         inbox = part.inboxes["push"]

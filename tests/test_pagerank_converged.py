@@ -18,6 +18,7 @@ import pytest
 
 import totem_py
 from bsp import EdgeOptions, Engine, Vote
+from bsp.engine import tally
 from partitioners import partition
 from totem_py import Graph, reference as ref
 from totem_py.algorithms import PageRank
@@ -174,9 +175,9 @@ def test_verifier_accepts_the_empty_graph():
 # ---------------------------------------------------------------- engine, API, command line
 
 def test_votes_sums_add_up_over_partitions():
-    total = Engine._tally([Vote(2, 5, 3.0, (1.0, 0.25)), Vote(1, 0, 1.0, (0.5, 0.5))])
+    total = tally([Vote(2, 5, 3.0, (1.0, 0.25)), Vote(1, 0, 1.0, (0.5, 0.5))])
     assert total == Vote(3, 5, 1.0, (1.5, 0.75))
-    assert Engine._tally([Vote(1), Vote(0)]).sums == ()
+    assert tally([Vote(1), Vote(0)]).sums == ()
 
 
 def test_python_api_defaults():
