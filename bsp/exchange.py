@@ -429,6 +429,8 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
                      > host_views[q.pid].ghost_ptr[p.pid]
                      for j, (q, want) in enumerate(zip(parts, readers))) else None
                  for i, p in enumerate(parts)]
+    if direct:
+        _pull_direct(parts, host_views, mode, values, readers, peer)
     messages = 0
     for j, (q, wanted) in enumerate(zip(parts, readers)):
         view = host_views[q.pid]
@@ -437,20 +439,10 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
         box = q.boxes[mode.name]
         ghosts = box if q.device == "cpu" else \
             q.pinned_all((view.n_ghosts, box.dtype), reuse="ghosts")[0]
-        free = q.event()        # the reader's last reads of its box are queued before this
         runs = []
         for i, p in enumerate(parts):
             a, b = int(view.ghost_ptr[p.pid]), int(view.ghost_ptr[p.pid + 1])
-            if a == b:
-                continue
-            if peer[i][j]:
-                with p.context():
-                    send = p.held(("pull to", q.pid), b - a, box.dtype)
-                    p.kernels("boxes").box_gather(values[i], p.views[mode.view].peer_pos[q.pid],
-                                                  send)
-                    p.wait(free)
-                    p.send(q, box[a:b], send)
-                    q.wait(p.event())
+            if a == b or peer[i][j]:
                 continue
             _boxes.box_gather(host_vals[i], host_views[p.pid].peer_pos[q.pid], ghosts[a:b])
             runs.append((a, b))
@@ -463,6 +455,36 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
                     for a, b in runs:
                         box[a:b] = q.to_device(ghosts[a:b])
     return messages
+
+
+def _pull_direct(parts, host_views, mode, values, readers, peer):
+    """The GPU to GPU pairs of a pull: each owner gathers the values of all its GPU readers in
+    one pass (their positions, `DeviceView.reader_positions`) and sends each reader its run of
+    ghost slots, once the reader's last reads of them are done; the readers' next kernels wait
+    for the owners' marks."""
+    wanted = [j for j, (q, want) in enumerate(zip(parts, readers)) if want and q.kind == "gpu"]
+    free = {j: parts[j].event() for j in wanted}
+    marks = []
+    for i, p in enumerate(parts):
+        runs = [(j, int(host_views[parts[j].pid].ghost_ptr[p.pid]),
+                 int(host_views[parts[j].pid].ghost_ptr[p.pid + 1])) for j in wanted
+                if peer[i][j]]
+        runs = [(j, a, b) for j, a, b in runs if b > a]
+        if not runs:
+            continue
+        with p.context():
+            pos, offsets = p.views[mode.view].reader_positions(
+                tuple(parts[j].pid for j, _, _ in runs))
+            send = p.held(("pull to",), pos.size, values[i].dtype)
+            p.kernels("boxes").box_gather(values[i], pos, send)
+            for (j, a, b), o in zip(runs, offsets):
+                q = parts[j]
+                p.wait(free[j])
+                p.send(q, q.boxes[mode.name][a:b], send[o:o + b - a])
+            marks.append((p.event(), [j for j, _, _ in runs]))
+    for mark, readers_of in marks:
+        for j in readers_of:
+            parts[j].wait(mark)
 
 
 def pack_bits(part, view_name, flags, reader):

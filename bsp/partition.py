@@ -149,6 +149,17 @@ class DeviceView:
         return [self._part.to_device(self.host.peer_lvid(q), count=False)
                 for q in range(len(self.host.peer_pos))]
 
+    def reader_positions(self, readers):
+        """(positions, offsets): `peer_pos` of each reader pid in `readers` one after the other
+        on the device (reader k's from offsets[k]), kept per set of readers."""
+        kept = self.__dict__.setdefault("_reader_positions", {})
+        if readers not in kept:
+            pos = [self.host.peer_pos[q] for q in readers]
+            offsets = np.concatenate([[0], np.cumsum([p.size for p in pos])]).astype(np.int64)
+            kept[readers] = (self._part.to_device(np.concatenate(pos).astype(np.int64),
+                                                  count=False), offsets[:-1].tolist())
+        return kept[readers]
+
     @functools.cached_property
     def ghost_ptr(self):
         """The LocalView's `ghost_ptr` on the device (its ghost slots by owner)."""
