@@ -75,7 +75,7 @@ class Engine:
         node_rank = 0
         if comm is not None and comm.size > 1:
             from .mpi import Ranks
-            self.ranks = Ranks(comm, plan, timeout)
+            self.ranks = Ranks(comm, plan, timeout, lanes=device != "cpu")
             node_rank = self.ranks.node_rank
         self.comm = self.ranks.comm if self.ranks is not None else comm
         gpus = [pid for pid in plan.local_pids if plan.kinds[pid] == "gpu"]

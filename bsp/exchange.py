@@ -287,21 +287,33 @@ def _split(p, mode, outbox, view, identity):
 
 
 def _fold_direct(q, mode, view, arrived, got, buffers, identity):
-    """The inbox of a GPU partition under direct pairs: an array over its boundary vertices on
-    its device, at the identity, into which it folds what its GPU peers split for it
-    (`arrived`: read from their memory once their marks are passed) and what came through the
-    host (`got`, folded on the host first)."""
+    """The inbox of a GPU partition under direct pairs (`device_inbox`): what its GPU peers
+    split for it (`arrived`: read from their memory once their marks are passed) and what came
+    through the host (`got`, folded on the host first)."""
+    k = q.kernels("boxes")
+    dview = q.views[mode.view]
+
+    def fold(inbox):
+        for sender, mark, idx, vals, box, counts, a, b in arrived:
+            q.wait(mark)
+            k.box_fold_peer(inbox, dview.peer_pos[sender], idx, vals, box, counts, q.pid, a, b,
+                            mode.message.combine)
+    return device_inbox(q, mode, view, _fold(buffers, mode, q, view, got) if got else None,
+                        identity, fold)
+
+
+def device_inbox(q, mode, view, hin, identity, fold):
+    """A GPU partition's inbox as an array over its boundary vertices on its device, at the
+    identity, into which `fold(inbox)` folds what came device to device, and then the host
+    inbox `hin` (what came through the host, folded there; or None), read from mapped
+    memory."""
     msg = mode.message
     k = q.kernels("boxes")
     dview = q.views[mode.view]
     inbox = q.held(("inbox", mode.name), view.boundary_lvid.size, msg.dtype)
     k.box_fill(inbox, identity)
-    for sender, mark, idx, vals, box, counts, a, b in arrived:
-        q.wait(mark)
-        k.box_fold_peer(inbox, dview.peer_pos[sender], idx, vals, box, counts, q.pid, a, b,
-                        msg.combine)
-    if got:
-        hin = _fold(buffers, mode, q, view, got)
+    fold(inbox)
+    if hin is not None:
         written = _written(hin, identity)
         if written is None:         # the whole host inbox, read in place from mapped memory
             hin.dirty = True
@@ -449,12 +461,18 @@ def exchange_pull(parts, host_views, mode, values, readers=None):
         messages += view.n_ghosts
         if ghosts is not box and runs:
             with q.context():
-                if runs == [(0, view.n_ghosts)]:
-                    box[:] = q.to_device(ghosts)
-                else:
-                    for a, b in runs:
-                        box[a:b] = q.to_device(ghosts[a:b])
+                put_runs(q, box, ghosts, runs)
     return messages
+
+
+def put_runs(part, box, ghosts, runs):
+    """The runs a..b-1 of host array `ghosts` into the device box `box` (one copy when they
+    cover it)."""
+    if runs == [(0, box.size)]:
+        box[:] = part.to_device(ghosts)
+        return
+    for a, b in runs:
+        box[a:b] = part.to_device(ghosts[a:b])
 
 
 def _pull_direct(parts, host_views, mode, values, readers, peer):

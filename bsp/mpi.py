@@ -53,8 +53,8 @@ from kernels_cpu import boxes as _boxes
 from .errors import InputError
 
 from .api import Vote
-from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, bitmap_bytes, pack_bits,
-                       pull_bits_local, put_bits)
+from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, _split, bitmap_bytes,
+                       device_inbox, pack_bits, pull_bits_local, put_bits, put_runs)
 
 STAGGER_S = 0.5
 
@@ -199,13 +199,214 @@ def guarded(comm, timeout=None):
     return comm if isinstance(comm, Guarded) else Guarded(comm, timeout)
 
 
+# ---- GPU to GPU across ranks -------------------------------------------------------------------
+
+class Lane:
+    """The boxes between GPU partitions on two ranks, moved device to device, as bsp/exchange.py
+    moves them between the GPUs of one process: a push box split by owner on the sender's device
+    (`box_split`: the touched slots as pairs, or the run of slots whole), the counts first (one
+    small Ialltoallv), then each pair's run straight from the sender's device memory into a
+    buffer on the receiver's, which folds it into its device inbox; a pull's values gathered on
+    the owner's device and received into the reader's ghost slots; flags packed to bits. The
+    runs travel through NCCL (`NcclLink`, bootstrapped from the communicator, one GPU per rank)
+    or, without it (or on the emulated device), through MPI from host copies (`MpiLink`): the
+    same plan, the same folds. Pairs are walked in (sender pid, receiver pid) order on both
+    sides, so the runs between two ranks match in order."""
+
+    def __init__(self, comm, plan, views, first):
+        self.comm, self.plan, self.views = comm, plan, views
+        kinds, rank_of, me = plan.kinds, plan.rank_of, comm.rank
+        self.gpu = [k == "gpu" for k in kinds]
+        local = [p for p in plan.local_pids if self.gpu[p]]
+        remote = [q for q in range(len(kinds)) if self.gpu[q] and rank_of[q] != me]
+        # push: (local sender p, remote owner q, slots a:b of p's box) ...
+        self.sends = [(p, q, int(views[p].ghost_ptr[q]), int(views[p].ghost_ptr[q + 1]))
+                      for p in local for q in remote
+                      if views[p].ghost_ptr[q + 1] > views[p].ghost_ptr[q]]
+        # ... and (remote sender p, local owner q, the inbox positions of p's slots): the
+        # sender's first slot a comes with the plan, once
+        starts = comm.alltoall([[a for p, q, a, _ in self.sends if rank_of[q] == r]
+                                for r in range(comm.size)])
+        self.recvs = []
+        for r in range(comm.size):
+            if r == me:
+                continue
+            pairs = [(p, q) for p in range(first[r], first[r + 1]) if self.gpu[p]
+                     for q in local if views[q].peer_pos[p].size]
+            if len(pairs) != len(starts[r]):
+                raise RuntimeError(f"rank {me}: lane plan mismatch with rank {r}")
+            self.recvs += [(p, q, a, views[q].peer_pos[p].size) for (p, q), a
+                           in zip(pairs, starts[r])]
+        self.recvs.sort()
+        self.link = None
+
+    def pair(self, p, q):
+        return self.gpu[p] and self.gpu[q] and self.plan.rank_of[p] != self.plan.rank_of[q]
+
+    def _link(self, parts):
+        if self.link is None:
+            self.link = link_for(self.comm, parts)
+        return self.link
+
+    def push(self, parts, mode, identity, waiter):
+        """Start a push: split every local GPU box that has lane pairs, exchange the counts and
+        the runs; returns (fold: the device-inbox folds per local pid, boxes to put back with
+        `box_unsplit`, messages, bytes sent)."""
+        by_pid = {p.pid: p for p in parts}
+        splits, counts = {}, {}
+        for p in {by_pid[s] for s, _, _, _ in self.sends}:
+            with p.context():
+                splits[p.pid] = _split(p, mode, p.outboxes[mode.name], self.views[p.pid],
+                                       identity)
+                counts[p.pid] = p.peek(splits[p.pid][3], ("lane", mode.name))
+        for p in splits:
+            by_pid[p].synchronize()
+        rank_of = self.plan.rank_of
+        send_n = [int(counts[p][q]) for p, q, _, _ in self.sends]
+        got = self.comm.alltoall([[n for (p, q, _, _), n in zip(self.sends, send_n)
+                                   if rank_of[q] == r] for r in range(self.comm.size)])
+        recv_n = {}
+        for r in range(self.comm.size):
+            for (p, q, _, _), n in zip([x for x in self.recvs if rank_of[x[0]] == r], got[r]):
+                recv_n[p, q] = n
+        link = self._link(parts)
+        moves, sent = [], 0
+        for (p, q, a, b), n in zip(self.sends, send_n):
+            idx, vals, box, _ = splits[p]
+            runs = (idx[a:a + n], vals[a:a + n]) if n >= 0 else (box[a:b],)
+            moves += [("send", rank_of[q], by_pid[p], run) for run in runs if run.size]
+            sent += sum(run.nbytes for run in runs)
+        folds = {}
+        for p, q, a, size in self.recvs:
+            n = recv_n[p, q]
+            part = by_pid[q]
+            with part.context():
+                ridx = part.held(("lane slots", p), size, np.int64)[:max(n, 0)]
+                rvals = part.held(("lane values", p), size, mode.message.dtype)
+            rvals = rvals[:n] if n >= 0 else rvals
+            moves += [("recv", rank_of[p], part, run) for run in ((ridx, rvals) if n >= 0
+                                                                   else (rvals,)) if run.size]
+            folds.setdefault(q, []).append((p, ridx if n >= 0 else None, rvals, a))
+        link.move(moves, waiter)
+        messages = sum(int(counts[p][-1]) for p in splits)
+        return folds, [(by_pid[p], splits[p]) for p in splits], messages, sent
+
+    def pull(self, parts, mode, values, waiter, bits=False):
+        """A pull's runs between GPU partitions on two ranks: each owner's values at the
+        reader's positions (or, `bits`, packed 8 to a byte), received into the reader's ghost
+        slots (or put into its bitmap). Returns the bytes sent."""
+        by_pid = {p.pid: p for p in parts}
+        rank_of = self.plan.rank_of
+        link = self._link(parts)
+        moves, puts, sent = [], [], 0
+        # owner p sends to reader q what a push from q to p would carry: the same pairs reversed
+        for q, p, _, _ in self.recvs:        # local owner p (a receiver of pushes), remote q
+            owner = by_pid[p]
+            pos = owner.views[mode.view].peer_pos[q]
+            with owner.context():
+                k = owner.kernels("boxes")
+                if bits:
+                    run = owner.held(("lane bits to", q), bitmap_bytes(pos.size), np.uint8)
+                    k.box_pack_bits(values[parts.index(owner)], pos, run)
+                else:
+                    run = owner.held(("lane values to", q), pos.size, values[0].dtype)
+                    k.box_gather(values[parts.index(owner)], pos, run)
+            moves.append(("send", rank_of[q], owner, run))
+            sent += run.nbytes
+        for p, q, a, b in self.sends:        # local reader p of remote owner q
+            reader = by_pid[p]
+            box = reader.boxes[mode.name]
+            if bits:
+                with reader.context():
+                    run = reader.held(("lane bits from", q), bitmap_bytes(b - a), np.uint8)
+                puts.append((reader, run, box, a, b))
+            else:
+                run = box[a:b]
+            moves.append(("recv", rank_of[q], reader, run))
+        link.move(sorted(moves, key=lambda m: m[0] == "recv"), waiter)
+        for reader, run, box, a, b in puts:
+            with reader.context():
+                reader.kernels("boxes").box_put_bits(run, box, a, b)
+        return sent
+
+
+def link_for(comm, parts):
+    """NCCL between the ranks' GPUs when every rank runs one real GPU partition and CuPy has
+    NCCL, else MPI. Collective."""
+    gpus = [p for p in parts if p.kind == "gpu"]
+    real = len(gpus) == 1 and gpus[0].device == "gpu"
+    if comm.allreduce(int(real), op=MPI.MIN) and os.environ.get("TOTEM_NCCL", "1") != "0":
+        try:
+            from cupy.cuda import nccl
+            ok = True
+        except ImportError:
+            ok = False
+        if comm.allreduce(int(ok), op=MPI.MIN):
+            return NcclLink(comm, gpus[0], nccl)
+    return MpiLink(comm)
+
+
+class MpiLink:
+    """Runs between ranks through MPI: device arrays go through host copies."""
+
+    def __init__(self, comm):
+        self.comm = comm
+
+    def move(self, moves, waiter):
+        """`moves`: ("send" | "recv", peer rank, partition, array) in the order both sides
+        agree on; returns once every run has arrived."""
+        requests, landing = [], []
+        for kind, peer, part, run in moves:
+            if kind == "send":
+                host = np.ascontiguousarray(part.to_host(run))
+                requests.append(self.comm.Isend([host.view(np.uint8), MPI.BYTE], dest=peer,
+                                                tag=LANE_TAG))
+                landing.append(host)        # kept alive until sent
+            else:
+                host = np.empty(run.nbytes, np.uint8)
+                requests.append(self.comm.Irecv([host, MPI.BYTE], source=peer, tag=LANE_TAG))
+                landing.append((part, run, host))
+        waiter.wait(requests, "exchanging device runs")
+        for item in landing:
+            if isinstance(item, tuple):
+                part, run, host = item
+                with part.context():
+                    run[...] = part.to_device(host.view(run.dtype).reshape(run.shape))
+
+
+LANE_TAG = 71
+
+
+class NcclLink:
+    """Runs between ranks' GPUs through NCCL: one communicator over the ranks (each rank's one
+    GPU), its unique id broadcast through MPI; a superstep's runs are one group of sends and
+    receives on the partition's stream, which the rank's next kernels follow."""
+
+    def __init__(self, comm, part, nccl):
+        self.nccl, self.part = nccl, part
+        uid = comm.bcast(nccl.get_unique_id() if comm.rank == 0 else None)
+        with part.context():
+            self.comm = nccl.NcclCommunicator(comm.size, uid, comm.rank)
+
+    def move(self, moves, waiter):
+        nccl, stream = self.nccl, self.part.stream.ptr
+        with self.part.context():
+            nccl.groupStart()
+            for kind, peer, part, run in moves:
+                if kind == "send":
+                    self.comm.send(run.data.ptr, run.nbytes, nccl.NCCL_UINT8, peer, stream)
+                else:
+                    self.comm.recv(run.data.ptr, run.nbytes, nccl.NCCL_UINT8, peer, stream)
+            nccl.groupEnd()
+
+
 # ---- the exchange plan ------------------------------------------------------------------------
 
 class ExchangePlan:
     """Counts, displacements and index maps of one CSR view's exchange between ranks; built once
     (collectively: the counts are checked against what the peers expect), used every superstep."""
 
-    def __init__(self, comm, plan, views):
+    def __init__(self, comm, plan, views, lanes=False):
         size, me = comm.size, comm.rank
         self.comm, self.size, self.me = comm, size, me
         rank_of = np.asarray(plan.rank_of)
@@ -213,16 +414,20 @@ class ExchangePlan:
         local = plan.local_pids
         self.local = local
         self.peers = [r for r in range(size) if r != me]
+        # pairs of GPU partitions on two ranks move device to device (`Lane`), not through here
+        self.lane = Lane(comm, plan, views, first) if lanes and "gpu" in plan.kinds else None
+        host = self.host_pair = (lambda p, q: self.lane is None or not self.lane.pair(p, q))
         # push, send side: rank s gets box slots A:B (its partitions' ghosts) of every local box
         self.push_send = {}            # s -> [(local index, A, B, offset in s's chunk)]
         push_send_n = np.zeros(size, np.int64)
         for s in self.peers:
             segs, off = [], 0
             for i, p in enumerate(local):
-                a, b = int(views[p].ghost_ptr[first[s]]), int(views[p].ghost_ptr[first[s + 1]])
-                if a < b:
-                    segs.append((i, a, b, off))
-                    off += b - a
+                for q in range(first[s], first[s + 1]):
+                    a, b = int(views[p].ghost_ptr[q]), int(views[p].ghost_ptr[q + 1])
+                    if a < b and host(p, q):
+                        segs.append((i, a, b, off))
+                        off += b - a
             self.push_send[s], push_send_n[s] = segs, off
         # push, receive side: from rank r, per partition p of r, per local q: |peer_pos_q[p]|
         # values landing at positions inbox_off[q] + peer_pos_q[p] of the concatenated inbox
@@ -233,7 +438,8 @@ class ExchangePlan:
         for r in self.peers:
             segs, off = [], 0
             for p in range(first[r], first[r + 1]):
-                dest = [self.inbox_off[i] + views[q].peer_pos[p] for i, q in enumerate(local)]
+                dest = [self.inbox_off[i] + views[q].peer_pos[p] for i, q in enumerate(local)
+                        if host(p, q)]
                 dest = np.concatenate(dest).astype(np.int64) if dest else np.empty(0, np.int64)
                 if dest.size:
                     segs.append((off, dest.size, dest))
@@ -246,7 +452,8 @@ class ExchangePlan:
         for s in self.peers:
             segs, off = [], 0
             for i, p in enumerate(local):
-                pos = [views[p].peer_pos[q] for q in range(first[s], first[s + 1])]
+                pos = [views[p].peer_pos[q] for q in range(first[s], first[s + 1])
+                       if host(p, q)]
                 pos = np.concatenate(pos).astype(np.int64) if pos else np.empty(0, np.int64)
                 if pos.size:
                     segs.append((i, pos, off))
@@ -268,7 +475,7 @@ class ExchangePlan:
             for i, p in enumerate(local):
                 for q in range(first[s], first[s + 1]):
                     n = views[p].peer_pos[q].size
-                    if n:
+                    if n and host(p, q):
                         segs.append((i, q, off))
                         off += bitmap_bytes(n)
             self.bits_send[s], bits_send_n[s] = segs, off
@@ -284,6 +491,14 @@ class ExchangePlan:
         if not np.array_equal(expect, bits_recv_n):
             raise RuntimeError(f"rank {me}: exchange plan mismatch: peers send {expect.tolist()} "
                                f"bytes of flags, this rank expects {bits_recv_n.tolist()}")
+        # which local boxes the host path reads (pairs with the same rank's partitions, or
+        # through MPI), and which owners' values it needs on the host
+        self.host_box = [any(i == j for s in self.peers for j, _, _, _ in self.push_send[s])
+                         or any(views[p].ghost_ptr[q + 1] > views[p].ghost_ptr[q]
+                                for q in local if q != p) for i, p in enumerate(local)]
+        self.host_owner = [any(i == j for s in self.peers for j, _, _ in self.pull_send[s])
+                           or any(views[p].peer_pos[q].size for q in local if q != p)
+                           for i, p in enumerate(local)]
         widest = comm.allreduce(int(max(push_send_n.max(initial=0), 1)), op=MPI.MAX)
         self.index_dtype = np.dtype(np.int32 if widest < 2**31 else np.int64)
         self.push_send_n, self.push_recv_n = push_send_n, push_recv_n
@@ -301,7 +516,7 @@ class ExchangePlan:
             for p in range(first[r], first[r + 1]):
                 for i, q in enumerate(self.local):
                     a, b = int(views[q].ghost_ptr[p]), int(views[q].ghost_ptr[p + 1])
-                    if a < b:
+                    if a < b and self.host_pair(p, q):
                         segs.append((i, a, b, off))
                         off += length(b - a)
             runs[r], total[r] = segs, off
@@ -338,8 +553,8 @@ class ExchangePlan:
             sub.dense = True
         inboxes = [sub.values for sub in subs]
         packed, sent_boxes, messages = [], [], 0
-        for p in parts:
-            if host_views[p.pid].n_ghosts == 0:
+        for j, p in enumerate(parts):
+            if host_views[p.pid].n_ghosts == 0 or not self.host_box[j]:
                 packed.append(None)
                 continue
             outbox = p.outboxes[mode.name]
@@ -367,6 +582,7 @@ class ExchangePlan:
                 if n:
                     touched[s].append((t, off, v, whole))
                     n_touched[s] += n
+        lane = self.lane.push(parts, mode, identity, waiter) if self.lane else ({}, [], 0, 0)
         n_in = np.empty(size, np.int64)
         waiter.wait([self.comm.Ialltoall([n_touched, MPI.INT64_T], [n_in, MPI.INT64_T])],
                     "exchanging message counts")
@@ -455,14 +671,32 @@ class ExchangePlan:
         for p, outbox, n, dev_idx in sent_boxes:
             with p.context():
                 _reset(p, outbox, n, dev_idx, identity)
+        folds, splits, lane_messages, lane_sent = lane
+        for p, (_, _, box, counts) in splits:     # a box the lane alone read goes back now
+            if not self.host_box[parts.index(p)]:
+                with p.context():
+                    p.kernels("boxes").box_unsplit(box, counts, identity)
+                messages += int(counts[-1])
         for i, q in enumerate(parts):
             with q.context():
-                q.inboxes[mode.name] = _deliver(q, host_views[q.pid], subs[i], identity,
-                                                mode.view)
+                if q.pid in folds:
+                    q.inboxes[mode.name] = device_inbox(
+                        q, mode, host_views[q.pid], subs[i], identity,
+                        lambda inbox, q=q: self._fold_lane(q, mode, folds[q.pid], inbox))
+                else:
+                    q.inboxes[mode.name] = _deliver(q, host_views[q.pid], subs[i], identity,
+                                                    mode.view)
         inbox_all.dirty = any(sub.dirty for sub in subs)
         isz = self.index_dtype.itemsize
         sent = int(s_icount.sum() * isz + s_vcount.sum() * dtype.itemsize + 8 * (size - 1))
-        return messages, sent
+        return messages, sent + lane_sent
+
+    @staticmethod
+    def _fold_lane(q, mode, folds, inbox):
+        """Fold what arrived through the lane into q's device inbox."""
+        k, pos = q.kernels("boxes"), q.views[mode.view].peer_pos
+        for p, idx, vals, a in folds:
+            k.box_fold(inbox, pos[p], vals, mode.message.combine, idx, a)
 
     # -- pull --------------------------------------------------------------------------------
     def pull(self, parts, host_views, mode, values, waiter):
@@ -471,8 +705,9 @@ class ExchangePlan:
         (a bool message) travel as bits (`pull_bits`)."""
         if mode.message.dtype == np.bool_:
             return self.pull_bits(parts, host_views, mode, values, waiter)
-        host_vals = [p.to_host(values[j]) if host_views[p.pid].boundary_lvid.size else None
-                     for j, p in enumerate(parts)]
+        lane_sent = self.lane.pull(parts, mode, values, waiter) if self.lane else 0
+        host_vals = [p.to_host(values[j]) if host_views[p.pid].boundary_lvid.size
+                     and self.host_owner[j] else None for j, p in enumerate(parts)]
         dtype = np.dtype(values[0].dtype) if values else np.dtype(mode.message.dtype)
         scount = self.pull_send_n.copy()
         rcount = self.pull_recv_n.copy()
@@ -492,7 +727,7 @@ class ExchangePlan:
         vtype = _mpi_type(dtype)
         requests = [self.comm.Ialltoallv([sbuf, (scount, sdispl), vtype],
                                          [rbuf, (rcount, rdispl), vtype])]
-        messages, ghosts = 0, []
+        messages, ghosts, runs = 0, [], [[] for _ in parts]
         for j, q in enumerate(parts):
             view = host_views[q.pid]
             if view.n_ghosts == 0:
@@ -505,19 +740,22 @@ class ExchangePlan:
                 a, b = int(view.ghost_ptr[p]), int(view.ghost_ptr[p + 1])
                 if a < b:
                     _boxes.box_gather(host_vals[i], host_views[p].peer_pos[q.pid], g[a:b])
+                    runs[j].append((a, b))
             messages += view.n_ghosts
         waiter.wait(requests, "exchanging boundary values")
-        for r in self.peers if direct is None else ():
+        for r in self.peers:
             for i, a, b, off in self.pull_recv[r]:
-                k = rdispl[r] + off
-                ghosts[i][a:b] = rbuf[k:k + b - a]
+                if direct is None:
+                    k = rdispl[r] + off
+                    ghosts[i][a:b] = rbuf[k:k + b - a]
+                runs[i].append((a, b))
         for j, q in enumerate(parts):
             box = q.boxes[mode.name]
-            if ghosts[j] is not None and ghosts[j] is not box:
+            if ghosts[j] is not None and ghosts[j] is not box and runs[j]:
                 with q.context():
-                    box[:] = q.to_device(ghosts[j])
+                    put_runs(q, box, ghosts[j], sorted(runs[j]))
         sent = int(scount.sum() - scount[self.me]) * dtype.itemsize
-        return messages, sent
+        return messages, sent + lane_sent
 
     def pull_bits(self, parts, host_views, mode, values, waiter):
         """`pull` for flags: each (owner, reader) pair's flags packed to bits on the owner's
@@ -536,6 +774,7 @@ class ExchangePlan:
                 sbuf[k:k + packed.size] = packed
         requests = [self.comm.Ialltoallv([sbuf, (scount, sdispl), MPI.BYTE],
                                          [rbuf, (rcount, rdispl), MPI.BYTE])]
+        lane_sent = self.lane.pull(parts, mode, values, waiter, bits=True) if self.lane else 0
         messages = pull_bits_local(parts, host_views, mode, values)
         waiter.wait(requests, "exchanging boundary flags")
         for r in self.peers:
@@ -544,7 +783,7 @@ class ExchangePlan:
                 k = rdispl[r] + off
                 with q.context():
                     put_bits(q, rbuf[k:k + bitmap_bytes(b - a)], q.boxes[mode.name], a, b)
-        return messages, int(scount.sum() - scount[self.me])
+        return messages, int(scount.sum() - scount[self.me]) + lane_sent
 
 
 # ---- the engine's part across ranks ---------------------------------------------------------
@@ -556,8 +795,9 @@ class Ranks:
     partitions are those of a RankPlan, which must hold every view the algorithm walks
     (partitioners.distributed.plan_ranks builds them)."""
 
-    def __init__(self, comm, plan, timeout=None):
+    def __init__(self, comm, plan, timeout=None, lanes=True):
         self.comm = guarded(comm, timeout)
+        self.lanes = lanes      # GPU partitions on two ranks exchange device to device
         self.waiter = self.comm.waiter
         self.plan = plan
         self.node_rank, self.node_size = node_place(self.comm)
@@ -586,7 +826,8 @@ class Ranks:
     def _exchange(self, view):
         key = self.plan.canonical_view(view)
         if key not in self._exchanges:
-            self._exchanges[key] = ExchangePlan(self.comm, self.plan, self.plan.views(key))
+            self._exchanges[key] = ExchangePlan(self.comm, self.plan, self.plan.views(key),
+                                                lanes=self.lanes)
         return self._exchanges[key]
 
     @contextlib.contextmanager
