@@ -1,8 +1,8 @@
 """Kernel platforms for tests (a helper module, not a test file).
 
 `twins`: the engine's own kernels of kernels_cpu and, where CuPy sees a device, their CUDA twins
-on the same data: `twins.cc` is kernels_cpu.cc or kernels_gpu.cc, `put` copies an array into
-the platform's memory and `get` back to NumPy.
+on the same data: `twins.boxes` is kernels_cpu.boxes or kernels_gpu.boxes, `put` copies an array
+into the platform's memory and `get` back to NumPy.
 
 `backend`: the operators' backends (bsp/operators.py): the CPU's; tests/ptxcheck (every call
 compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed); the GPU's
@@ -38,7 +38,10 @@ class Twins:
     def part(self, n_local):
         """What the operators need of a partition: its backend, arrays and vertex count."""
         return SimpleNamespace(operator_package=self.operators, xp=self.xp, n_local=n_local,
-                               kernels=lambda name: getattr(self, name))
+                               kernels=lambda name: getattr(self, name),
+                               to_device=lambda a, count=True: self.put(a),
+                               to_host=lambda a, count=True: self.get(a),
+                               empty=lambda n, dtype: self.xp.empty(n, dtype))
 
     def view(self, indptr, indices, n_local, weights=None, bounds=None, poison=None):
         return View(self, indptr, indices, n_local, weights, bounds, poison)
@@ -64,6 +67,10 @@ class View:
 
     def __init__(self, twins, indptr, indices, n_local, weights, bounds, poison):
         self.twins, self.n_local = twins, n_local
+        targets = [int(indices.max()) + 1 if indices.size else 0, n_local]
+        if poison is not None:
+            targets.append(poison + 1)
+        self.n_ghosts = max(targets) - n_local      # the ghost slots an edge may point at
         self.indptr = twins.put(indptr)
         self.weights = None if weights is None else twins.put(weights)
         self.ranges = ranges([0, n_local] if bounds is None else bounds)

@@ -28,27 +28,13 @@ class Result:
     plan: object = None
 
 
-SCIPY_COMPONENTS_BELOW = 1 << 22     # edges
-
-
 def weak_components(graph):
-    """A label per vertex, equal within each weakly connected component: SciPy's traversal on
-    graphs of fewer than SCIPY_COMPONENTS_BELOW edges (about 0.1 s at 4M edges, and nothing to
-    compile, where a first run would compile the union-find for 2 s), else Afforest's parallel
-    links over every out-edge (kernels_cpu/cc.py; the labels are the components' smallest ids)."""
-    if graph.n_edges < SCIPY_COMPONENTS_BELOW:
-        from scipy.sparse import csr_array
-        from scipy.sparse.csgraph import connected_components
-        n = graph.n_vertices
-        m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
-        return connected_components(m, directed=True, connection="weak")[1]
-    from kernels_cpu import cc
-    comp = np.arange(graph.n_vertices, dtype=np.int64)
-    for r in range(cc.SAMPLE):
-        cc.cc_link_sample(graph.indptr, graph.indices, graph.n_vertices, comp, r)
-    cc.cc_link_rest(graph.indptr, graph.indices, graph.n_vertices, comp, -1)
-    cc.cc_compress(comp)
-    return comp
+    """A label per vertex, equal within each weakly connected component (SciPy's traversal)."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+    n = graph.n_vertices
+    m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
+    return connected_components(m, directed=True, connection="weak")[1]
 
 
 def default_source(graph, seed=0):
