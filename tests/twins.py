@@ -6,10 +6,12 @@ into the platform's memory and `get` back to NumPy.
 
 `backend`: the operators' backends (bsp/operators.py): the CPU's; tests/ptxcheck (every call
 compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed); the GPU's
-on a real device. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
+on a real device; in a process under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1, which
+tests/test_gpu_backend.py starts for some tests), the GPU's run as Python on NumPy arrays. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
 a view of a CSR whose rows may come in ranges, as streamed edges do."""
 
 import importlib
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 from totem_py.backend import cuda_device_count
 
 ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
 class Twins:
@@ -25,6 +28,11 @@ class Twins:
         self.device = device
         self.operators = operators or f"kernels_{device}"
         self.xp = importlib.import_module("cupy") if device == "gpu" else np
+
+    @property
+    def simulated(self):
+        """GPU operators run as Python on NumPy arrays (numba-cuda's simulator): slow."""
+        return self.operators == "kernels_gpu" and self.device == "cpu"
 
     def __getattr__(self, module):
         return importlib.import_module(f"kernels_{self.device}.{module}")
@@ -97,7 +105,8 @@ def twins(request):
     return Twins(request.param)
 
 
-@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)])
+@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)]
+                + ["simulated"] * SIMULATED)
 def backend(request):
-    return Twins("gpu" if request.param == "gpu" else "cpu",
-                 "tests.ptxcheck" if request.param == "ptxcheck" else None)
+    operators = {"ptxcheck": "tests.ptxcheck", "simulated": "kernels_gpu"}.get(request.param)
+    return Twins("gpu" if request.param == "gpu" else "cpu", operators)
