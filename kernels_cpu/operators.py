@@ -20,8 +20,10 @@ Mappings, as the hand-written kernels had them:
   blocks; the parts of a cut row are added in block order afterwards, so sums are deterministic
   and need no atomics.
 * pull over the rows row_fn selects (searching, or reducing): blocks of rows with equal rows +
-  edges (row_blocks), spread over the threads (spread: rows passed over cost nothing and cluster
-  among the hubs); a searching row stops at its first hit.
+  edges (row_blocks), dealt to the threads in turn (rows passed over cost nothing and cluster
+  among the hubs), each thread's in ascending order (Afforest's sampled links build shallower
+  union-find trees in row order: docs/results/ab/cc_operators_2core.txt); a searching row
+  stops at its first hit.
 * vertex maps: equal runs of vertices (or items of a list).
 A pull walks each row's edges of its span (templates.EdgeSpan, found by span_bounds) from the
 row's `skip`-th edge on.
@@ -31,14 +33,14 @@ Races are the functors' to handle, through bsp.intrinsics (LLVM atomicrmw / cmpx
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 from numba.core.registry import CPUDispatcher
 
 from . import intrinsics
 
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
-                  frontier_blocks, prefetch_rows, queue_edges, row_blocks, spread)
+                  frontier_blocks, prefetch_rows, queue_edges, row_blocks)
 from .templates import EdgeSpan, SpelledCompiler, files_key, kernel_name, span_bounds, specialize
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
@@ -173,34 +175,35 @@ def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, args):
         apply_fn(v, s, args)
 
 
-def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, args):
+def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, threads, args):
     """The rows for which row_fn is true: searching (a row stops at its first hit, which lists
-    it) or, with REDUCE, the sum over the row then apply_fn."""
+    it) or, with REDUCE, the sum over the row then apply_fn. Thread t of `threads` takes blocks
+    t, t + threads, ..."""
     blocks = row_blocks(indptr, end, BLOCKS, first)
     nblocks = blocks.size - 1
-    stride = spread(nblocks)
-    for i in prange(nblocks):
-        b = i * stride % nblocks
+    lanes = max(1, min(threads, nblocks))
+    for lane in prange(lanes):
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
-        for v in range(blocks[b], blocks[b + 1]):
-            if not row_fn(v, args):
-                continue
-            e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
-            s = 0.0
-            for e in range(e0, e1):
-                if WEIGHTED:
-                    r = functor(v, indices[e], weights[e], args)
-                else:
-                    r = functor(v, indices[e], 1.0, args)
+        for b in range(lane, nblocks, lanes):
+            for v in range(blocks[b], blocks[b + 1]):
+                if not row_fn(v, args):
+                    continue
+                e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
+                s = 0.0
+                for e in range(e0, e1):
+                    if WEIGHTED:
+                        r = functor(v, indices[e], weights[e], args)
+                    else:
+                        r = functor(v, indices[e], 1.0, args)
+                    if REDUCE:
+                        s += r
+                    elif r:
+                        if OUTPUTS > 0:
+                            count = append(buf, count, v, out0, len0)
+                        break
                 if REDUCE:
-                    s += r
-                elif r:
-                    if OUTPUTS > 0:
-                        count = append(buf, count, v, out0, len0)
-                    break
-            if REDUCE:
-                apply_fn(v, s, args)
+                    apply_fn(v, s, args)
         flush(buf, count, out0, len0)
 
 
@@ -380,7 +383,8 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         par, ser = compiled(pull_rows, fns, len(args), WEIGHTED=weights is not None,
                             OUTPUTS=int(out is not None), REDUCE=apply_fn is not None, SPAN=span)
         out0, len0 = out if out is not None else (_dummy(), _dummy())
-        (par if many else ser)(indptr, indices, w, first, end, limit, skip, out0, len0, args)
+        (par if many else ser)(indptr, indices, w, first, end, limit, skip, out0, len0,
+                               get_num_threads(), args)
 
 
 def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):

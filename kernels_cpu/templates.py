@@ -162,7 +162,7 @@ class SpelledArgs(FunctionPass):
         tup = entry.body[at].target
         items = []
         for i in range(len(state.args[index])):
-            var = tup.scope.redefine(f"args_{i}", tup.loc)
+            var = tup.scope.redefine(f"a{i}", tup.loc)
             entry.body.insert(at + 1 + i, ir.Assign(
                 ir.Expr.static_getitem(tup, i, None, tup.loc), var, tup.loc))
             items.append(var)
