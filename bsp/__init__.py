@@ -4,11 +4,12 @@ and what algorithms are written with: the callback API, the operators and their 
 from .api import Algorithm, Message, Mode, Vote
 from .engine import Engine
 from kernels_cpu.intrinsics import atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or, test_bit
+from kernels_cpu.templates import EdgeSpan
 from .operators import (Frontier, advance, bitmap, bitmap_bytes, device_function, pull, put,
                         receive, vertex_map, vertex_values)
 from .partition import EdgeOptions
 
-__all__ = ["Algorithm", "Message", "Mode", "Vote", "Engine", "EdgeOptions", "Frontier",
-           "advance", "pull", "vertex_map", "vertex_values", "receive", "bitmap", "bitmap_bytes",
-           "device_function", "put", "atomic_add", "atomic_cas", "atomic_max", "atomic_min",
-           "atomic_or", "test_bit"]
+__all__ = ["Algorithm", "Message", "Mode", "Vote", "Engine", "EdgeOptions", "EdgeSpan",
+           "Frontier", "advance", "pull", "vertex_map", "vertex_values", "receive", "bitmap",
+           "bitmap_bytes", "device_function", "put", "atomic_add", "atomic_cas", "atomic_max",
+           "atomic_min", "atomic_or", "test_bit"]

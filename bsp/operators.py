@@ -11,8 +11,11 @@ recording, streamed edges (the view's segments) and device placement.
                                                     (s, t, w): edge_fn(s, t, w, *args)
     pull(part, view, edge_fn, *args, apply=...)     for each row v, its edges (v, u, w): a sum of
                                                     edge_fn(v, u, w, *args), then apply(v, sum, *args)
-    pull(part, view, edge_fn, *args, rows=..., out=...)   the same with early exit: a row stops
-                                                    at the first edge for which edge_fn is true
+    pull(part, view, edge_fn, *args, row_fn=..., out=...)  the rows row_fn selects, with early
+                                                    exit: a row stops at the first edge for
+                                                    which edge_fn is true
+    pull(..., span=EdgeSpan.GHOST, skip=k)          any form over the row's edges to ghost slots
+                                                    (LOCAL: to local vertices), from its k-th
     vertex_map(part, vertex_fn, *args)              vertex_fn(v, *args) for every local vertex
                                                     (or a list's); filters, counts
     vertex_values(part, vertex_fn, *args, at=lvids) out[i] = vertex_fn(lvids[i], *args)
@@ -32,6 +35,7 @@ import importlib
 import numpy as np
 
 from kernels_cpu import intrinsics
+from kernels_cpu.templates import EdgeSpan
 
 _BACKENDS = {}
 ASYNC_PIECES = 8        # advance with a source functor: zero-copy rows in this many pieces
@@ -168,32 +172,39 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
 
 
 def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,
-         reads=None, prefetch=None, local=False):
+         reads=None, prefetch=None, span=EdgeSpan.ALL, skip=0):
     """Walk the edges (v, u, w) of rows v of `view` (for the "in" view: v's in-edges).
     With `apply`: s = the sum over the row of edge_fn(v, u, w, *args) (float64), then
-    apply(v, s, *args), for every row (or the rows of the list `rows`, `length` of them).
+    apply(v, s, *args), for every row, the rows of the list `rows` (`length` of them), or the
+    rows for which row_fn(v, *args) is true.
     Without: the rows for which row_fn(v, *args) is true walk their edges until edge_fn is true
     for one; such rows are appended to `out` (a Frontier's next queue or a list).
-    `reads` tells streamed edges which rows are read (see DeviceView.row_segments). `local`
-    (with apply, over every row): edge_fn gives 0 for a ghost u, so the CPU backend may skip a
-    row's edges to ghosts (a prefix or a suffix of the row); the GPU walks them."""
+    `span` (an EdgeSpan) says which of a row's edges are walked: ALL, LOCAL (to local vertices)
+    or GHOST (to ghost slots), each a prefix or a suffix of the row; `skip`, how many of the
+    row's first edges are not (GAP's neighbourhood start offset: Afforest samples a row's
+    k-th edge with skip=k and an edge_fn true at once). row_fn is a predicate: it may run
+    more than once per row. `reads` tells streamed edges which rows are read (see
+    DeviceView.row_segments)."""
     v, ops = _view(part, view), backend(part)
+    span = EdgeSpan(span)
+    if span == EdgeSpan.LOCAL and not v.n_ghosts:
+        span = EdgeSpan.ALL
     if rows is not None:
-        if apply is None:
-            raise ValueError("pull over a list of rows needs apply")
+        if apply is None or row_fn is not None:
+            raise ValueError("pull over a list of rows needs apply, and takes no row_fn")
         qlen = rows.size if length is None else length
         for indptr, indices, weights, seg, n in (v.queue_segments(rows, qlen) if qlen else ()):
             ops.pull(edge_fn, indptr, indices, weights, 0, v.n_local, args, apply_fn=apply,
-                     queue=seg, qlen=n)
+                     queue=seg, qlen=n, span=span, limit=v.n_local, skip=skip)
         return
     if apply is None and row_fn is None:
         raise ValueError("pull without apply needs row_fn, the rows that search")
     lists = _lists(out)
-    pf = _prefetched(prefetch, args) if apply is not None else None
+    pf = _prefetched(prefetch, args) if apply is not None and row_fn is None else None
     for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
         ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
-                 apply_fn=apply, out=lists[0] if lists else None, pf=pf,
-                 local=v.n_local if local and apply is not None else -1)
+                 apply_fn=apply, out=lists[0] if lists else None, pf=pf, span=span,
+                 limit=v.n_local, skip=skip)
 
 
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,

@@ -127,23 +127,6 @@ def row_blocks(indptr, n, nblocks, first=0):
     return bounds
 
 
-@njit(nogil=True, cache=True)
-def spread(nblocks):
-    """A stride coprime with `nblocks` near nblocks / golden ratio: iteration i of a prange over
-    blocks takes block i * stride % nblocks. prange gives each thread a contiguous run of
-    iterations; where a block's cost depends on more than its size (bottom-up BFS skips visited
-    rows, which cluster among the hubs, at the front of a partition when it is hub-sorted) the
-    stride mixes cheap and dear blocks in every run."""
-    stride = max(1, int(nblocks * 0.618))
-    while True:
-        a, b = stride, nblocks
-        while b:
-            a, b = b, a % b
-        if a == 1:
-            return stride
-        stride += 1
-
-
 APPEND = 512
 
 
@@ -255,22 +238,3 @@ def append(buf, count, item, queue, length):
     if count == APPEND:
         count = flush(buf, count, queue, length)
     return count
-
-
-@njit(nogil=True, cache=True, inline="always")
-def local_span(indices, a, b, limit, lo, hi):
-    """The part within [lo, hi) of row [a, b)'s edges to local vertices (targets below
-    `limit`), which are a prefix or a suffix of the row (partitioners' plan_sort_rows), found by
-    binary search for the end of the row's first group: (start, stop), empty if start >= stop."""
-    if a == b:
-        return lo, lo
-    local_first = indices[a] < limit
-    x, y = a, b
-    while x < y:
-        mid = (x + y) >> 1
-        if (indices[mid] < limit) == local_first:
-            x = mid + 1
-        else:
-            y = mid
-    first, last = (a, x) if local_first else (x, b)
-    return max(first, lo), min(last, hi)

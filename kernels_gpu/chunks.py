@@ -5,10 +5,10 @@ chunk_stats: a grid-stride loop, one queue item per thread at a time; per-chunk 
 shared memory and each block adds them to the global ones once (MAX_CHUNKS chunks at most, which
 the stream guarantees by widening its chunks); a cached vertex takes the pseudo chunk `nchunks`,
 which has no shared slot and adds to no total. chunk_hotness: one thread per queue item, a 64-bit
-atomicAdd on the row's hotness. chunk_cache_load: one thread per edge of the rows gathered
-(load-balanced, lb_edges in _cuda.py), reading the source array where it lies (the mapped host
-edges of a streamed partition), templated on the element type; the stream calls it once for the
-ids and once for the weights. chunk_row_stats: a grid-stride loop, one row per thread at a time
+atomicAdd on the row's hotness. chunk_cache_load: the advance operator's load-balanced walk over
+the edges of the rows gathered (kernels_gpu/operators.py's gather_rows), reading the source
+array where it lies (the mapped host edges of a streamed partition); the stream calls it once for
+the ids and once for the weights. chunk_row_stats: a grid-stride loop, one row per thread at a time
 (rows are reads' length; a chunk may hold millions of empty rows); a warp whose rows lie in one
 chunk sums them with shuffles first, then totals gather in shared memory as in chunk_stats
 (counts must start at zero). chunk_split: one item per thread; a block counts
@@ -18,7 +18,8 @@ writes them. chunk_index: one thread per item.
 
 import numpy as np
 
-from ._cuda import THREADS, function, i64, launch, launch_edges
+from ._cuda import THREADS, function, i64, launch
+from .operators import gather_rows
 
 MAX_CHUNKS = 1024
 
@@ -85,12 +86,6 @@ __global__ void totem_chunk_hotness(const i64* indptr, const i64* queue, i64 qle
     if (i >= qlen) return;
     i64 v = queue[i];
     if (v >= first) atomicAdd((u64*)&hot[v], (u64)(indptr[v + 1] - indptr[v]));
-}
-
-template <typename T>
-__global__ void totem_chunk_cache_load(const i64* indptr, const T* src, const i64* rows,
-                                       const i64* offs, i64 nrows, T* out) {
-    lb_edges(indptr, rows, offs, nrows, [&](i64, i64 e, i64 k) { out[k] = src[e]; });
 }
 
 __global__ void totem_chunk_row_stats(const i64* indptr, const unsigned char* reads, i64 n,
@@ -179,8 +174,7 @@ def chunk_hotness(indptr, queue, qlen, first, hot):
 
 
 def chunk_cache_load(indptr, src, rows, nrows, offsets, out):
-    launch_edges(function(SOURCE, "totem_chunk_cache_load", src.dtype), nrows,
-                 (indptr, src, rows, offsets, i64(nrows), out))
+    gather_rows(indptr, src, rows, int(nrows), offsets, out)
 
 
 def chunk_row_stats(indptr, reads, starts, width, wwidth, counts, edges, lines):

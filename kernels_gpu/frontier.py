@@ -1,7 +1,7 @@
 """Frontier helpers: `frontier_count`, CUDA twin of kernels_cpu/frontier.py (one grid-stride
 kernel that reads the queue length on the device, so the host waits once per vote), and
-`frontier_offsets`, the exclusive scan of a queue's degrees that the load-balanced push kernels
-(lb_edges in _cuda.py) take (one block's scan for a short queue: CuPy's cumsum costs about
+`frontier_offsets`, the exclusive scan of a queue's degrees that the load-balanced advance
+(advance_lb in operators.py) takes (one block's scan for a short queue: CuPy's cumsum costs about
 0.1 ms of launches, the whole of a near-empty superstep's GPU work)."""
 
 import cupy
@@ -69,8 +69,8 @@ __global__ void totem_frontier_count(const i64* degree, const i64* queue, i64* l
 
 
 def frontier_offsets(indptr, queue, qlen):
-    """offs[i] = edges of queue[:i], for i in 0..qlen, left on the device (the lb_edges kernels
-    read the total there); `offs` may be longer. An empty queue launches nothing (None: nothing
+    """offs[i] = edges of queue[:i], for i in 0..qlen, left on the device (the load-balanced
+    advance reads the total there); `offs` may be longer. An empty queue launches nothing (None: nothing
     is launched for it); a short one is scanned in one launch into a kept buffer, a long one by
     CuPy's cumsum."""
     if qlen == 0:

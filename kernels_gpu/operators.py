@@ -1,26 +1,32 @@
 """The GPU backend of the operators (bsp/operators.py): numba-cuda kernels with the functor
 compiled in as a device function, launched on the partition's CuPy stream.
 
-The templates below are the operators' loops, written once; `kernels_cpu.operators.specialized`
-spells out their functor arguments and `Kernel` compiles one per functor with numba-cuda.
+The templates below are the operators' loops, written once; `Kernel` compiles one per functor
+with numba-cuda through the machinery of kernels_cpu/templates.py, each functor called through
+an adapter (`tupled`) that spells its arguments out of the tuple the template passes.
 Mappings, as the hand-written CUDA kernels had them:
 * advance: one thread per frontier edge (Gunrock's load-balanced advance): the frontier's edges
   are numbered in queue order by the exclusive scan of the frontier's degrees (`offs`, scanned on
   the device, kernels_gpu/frontier.py), a grid-stride loop runs over block-sized runs of them,
   thread 0 of a block finds the frontier items its run spans and each thread searches that short
   range for its edge; a hub's edges spread over as many threads as it has edges.
-* pull, reducing: a warp per row, lanes striding over the row, a shuffle reduction in double.
+* pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction in
+  double; rows a row_fn passes over leave at once (lane 0's verdict, so the warp stays whole).
 * pull, searching: a thread per row, stopping at the first hit.
+* a row's span of edges (templates.EdgeSpan): its bounds by binary search, in every lane.
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
 Lists are appended through atomic counters (the order within a list is no one's concern).
 
 Launching through numba-cuda's dispatcher costs about 0.45 ms per launch with a dozen CuPy
 arrays (argument typing through __cuda_array_interface__; H100 host), more than a near-empty
-superstep may take. `Kernel` compiles once per argument types through the dispatcher and then
-launches the cubin itself: the parameters are packed into a kept buffer in numba's layout (an
-array is 7 words: meminfo, parent, size, itemsize, data, shape, stride) and handed to
-cuLaunchKernel, about 10 us a launch. Under numba-cuda's simulator the dispatcher runs the
-kernels as Python on NumPy arrays.
+superstep may take. `launch` is the one way a kernel starts on a device: it compiles once per
+argument types through the dispatcher and then launches the cubin itself: the parameters are
+packed into a kept buffer in numba's layout (an array is 7 words: meminfo, parent, size,
+itemsize, data, shape, stride) and handed to cuLaunchKernel, about 10 us a launch. That reads
+the compiled code from numba-cuda's private code library (`_codelibrary`, `_entry_name`, as
+numba-cuda 0.30 has them); a numba-cuda without them launches through its public dispatcher on
+CuPy's current stream instead. Under numba-cuda's simulator the dispatcher runs the kernels as
+Python on NumPy arrays.
 """
 
 import struct
@@ -29,9 +35,10 @@ from operator import is_not
 
 import numpy as np
 
-from kernels_cpu.operators import kernel_name, specialized
+from pathlib import Path
 
-from kernels_cpu import intrinsics
+from kernels_cpu import intrinsics, templates
+from kernels_cpu.templates import EdgeSpan, files_key, kernel_name, leading, span_bounds, specialize
 
 from .intrinsics import SIMULATED, cuda, nonneg
 
@@ -53,9 +60,10 @@ def functor(*args):
     raise NotImplementedError("a template's functor: compiled by `Kernel`")
 
 
-row_fn = apply_fn = functor
-WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = False
+row_fn = apply_fn = edge_span = functor
+WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = False
 OUTPUTS = 0
+SPAN = EdgeSpan.ALL
 
 
 def lb_find(offs, lo, hi, k):
@@ -85,6 +93,28 @@ def device(fn):
     return stub
 
 
+_TUPLED = {}
+
+
+def tupled(fn, lead):
+    """`fn` as a device callable of its `lead` leading arguments (vertex, edge, message) and the
+    tuple of its others, as templates call functors: fn(a, ..., *args)."""
+    adapter = _TUPLED.get((fn, lead))
+    if adapter is None:
+        inner = device(fn)
+        if lead == 1:
+            def call(a, args):
+                return inner(a, *args)
+        elif lead == 2:
+            def call(a, b, args):
+                return inner(a, b, *args)
+        else:
+            def call(a, b, c, args):
+                return inner(a, b, c, *args)
+        adapter = _TUPLED[fn, lead] = call if SIMULATED else device(call)
+    return adapter
+
+
 # -- templates ----------------------------------------------------------------------------------
 
 def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0, out1, len1,
@@ -111,59 +141,68 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
                 i = nonneg(lb_find(offs, span[0], span[1], k))
             v = nonneg(queue[i])
             e = nonneg(indptr[v] + (k - offs[i]))
-            t = nonneg(indices[e])
-            if WEIGHTED:
-                r = functor(v, t, weights[e], *args)
+            if GATHER:      # the edge's entry to its place in the concatenation (no functor)
+                out0[k] = indices[e]
             else:
-                r = functor(v, t, 1.0, *args)
-            if r:
-                if t < n_local:
-                    if OUTPUTS > 1 and r == 2:
-                        out1[cuda.atomic.add(len1, 0, 1)] = t
-                    elif OUTPUTS > 0:
-                        out0[cuda.atomic.add(len0, 0, 1)] = t
-                elif RECORD:
-                    touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
+                t = nonneg(indices[e])
+                if WEIGHTED:
+                    r = functor(v, t, weights[e], args)
+                else:
+                    r = functor(v, t, 1.0, args)
+                if r:
+                    if t < n_local:
+                        if OUTPUTS > 1 and r == 2:
+                            out1[cuda.atomic.add(len1, 0, 1)] = t
+                        elif OUTPUTS > 0:
+                            out0[cuda.atomic.add(len0, 0, 1)] = t
+                    elif RECORD:
+                        touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
         cuda.syncthreads()          # the next run rewrites span
         k0 += stride
 
 
-def pull_warp(indptr, indices, weights, queue, first, end, args):
+def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
     """A warp per row (a thread simulated: no shuffles there): rows first..end-1, or (QUEUE) the
-    rows queue[first..end-1]."""
+    rows queue[first..end-1], or (ROWS) those of them row_fn selects; each its span's edges."""
     w = cuda.grid(1) // ROW_THREADS
     lane = cuda.threadIdx.x & (ROW_THREADS - 1)
     if w >= end - first:
         return
     v = nonneg(queue[first + w] if QUEUE else first + w)
+    if ROWS:
+        keep = 1 if row_fn(v, args) else 0
+        if not SIMULATED:   # lane 0's verdict: what row_fn reads may change meanwhile
+            keep = cuda.shfl_sync(FULL_MASK, keep, 0)
+        if keep == 0:
+            return
+    e, stop = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
     s = 0.0
-    step = ROW_THREADS
-    e = nonneg(indptr[v] + lane)
-    stop = indptr[v + 1]
+    e = nonneg(e + lane)
     while e < stop:
         if WEIGHTED:
-            s += functor(v, nonneg(indices[e]), weights[e], *args)
+            s += functor(v, nonneg(indices[e]), weights[e], args)
         else:
-            s += functor(v, nonneg(indices[e]), 1.0, *args)
-        e += step
+            s += functor(v, nonneg(indices[e]), 1.0, args)
+        e += ROW_THREADS
     if not SIMULATED:
         o = 16
         while o > 0:
             s += cuda.shfl_down_sync(FULL_MASK, s, o)
             o >>= 1
     if lane == 0:
-        apply_fn(v, s, *args)
+        apply_fn(v, s, args)
 
 
-def pull_thread(indptr, indices, weights, first, end, out0, len0, args):
+def pull_thread(indptr, indices, weights, first, end, limit, skip, out0, len0, args):
     v = first + cuda.grid(1)
-    if v >= end or not row_fn(v, *args):
+    if v >= end or not row_fn(v, args):
         return
-    for e in range(nonneg(indptr[v]), indptr[v + 1]):
+    e0, e1 = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
+    for e in range(nonneg(e0), e1):
         if WEIGHTED:
-            hit = functor(v, nonneg(indices[e]), weights[e], *args)
+            hit = functor(v, nonneg(indices[e]), weights[e], args)
         else:
-            hit = functor(v, nonneg(indices[e]), 1.0, *args)
+            hit = functor(v, nonneg(indices[e]), 1.0, args)
         if hit:
             if OUTPUTS > 0:
                 out0[cuda.atomic.add(len0, 0, 1)] = v
@@ -177,7 +216,7 @@ def vertex_map(n, queue, out0, len0, out1, len1, counter, consumed, args):
     r = 0
     if i < n:
         v = nonneg(queue[i] if QUEUE else i)
-        r = functor(v, *args)
+        r = functor(v, args)
         if r:
             if OUTPUTS > 1 and r == 2:
                 out1[cuda.atomic.add(len1, 0, 1)] = v
@@ -195,14 +234,14 @@ def vertex_map(n, queue, out0, len0, out1, len1, counter, consumed, args):
 def vertex_values(vertices, out, args):
     i = cuda.grid(1)
     if i < vertices.size:
-        out[i] = functor(nonneg(vertices[i]), *args)
+        out[i] = functor(nonneg(vertices[i]), args)
 
 
 def scatter(values, lvids, out0, len0, out1, len1, args):
     i = cuda.grid(1)
     if i < values.size:
         v = nonneg(lvids[i])
-        r = functor(v, values[i], *args)
+        r = functor(v, values[i], args)
         if r:
             if OUTPUTS > 1 and r == 2:
                 out1[cuda.atomic.add(len1, 0, 1)] = v
@@ -216,7 +255,7 @@ def bitmap(n, out, args):
         byte = 0
         for k in range(8):
             v = (j << 3) + k
-            if v < n and functor(v, *args):
+            if v < n and functor(v, args):
                 byte |= 1 << k
         out[j] = byte
 
@@ -310,6 +349,18 @@ def _driver():
 _ARRAY_WORDS = struct.Struct("<5q").pack_into     # size, itemsize, data, shape, stride
 
 
+def _compiled_code(dispatcher, sig):
+    """(cubin, entry name) of `dispatcher` compiled for `sig`, read from numba-cuda's private code
+    library (numba-cuda 0.30); None where it is not there."""
+    compiled = dispatcher.compile(sig)
+    library = getattr(compiled, "_codelibrary", None)
+    entry = getattr(library, "_entry_name", None)
+    if entry is None or not hasattr(library, "get_cubin"):
+        return None
+    cubin = library.get_cubin()
+    return bytes(getattr(cubin, "code", cubin)), entry
+
+
 class _Launch:
     """One compiled instance of a kernel on one device: its function and its parameters in
     numba's layout, one word each (an array is 7: meminfo and parent, left 0, then size,
@@ -317,15 +368,12 @@ class _Launch:
     rewrites only the words of arguments that are not the objects of the last launch (most are
     the same state arrays superstep after superstep), and keeps those objects referenced."""
 
-    def __init__(self, kernel, args):
+    def __init__(self, code, sig, args):
         import cupy
-        sig = tuple(_numba_type(a) for a in args)
-        compiled = kernel.dispatcher.compile(sig)
-        library = compiled._codelibrary
-        cubin = library.get_cubin()
+        cubin, entry = code
         self.module = cupy.cuda.function.Module()
-        self.module.load(bytes(getattr(cubin, "code", cubin)))
-        self.function = self.module.get_function(library._entry_name).ptr
+        self.module.load(cubin)
+        self.function = self.module.get_function(entry).ptr
         fmt = []
         for ty in sig:
             _layout(ty, fmt)
@@ -365,47 +413,83 @@ class _Launch:
             last[i] = a
         return True
 
-    def __call__(self, grid, block):
+    def __call__(self, grid, block, args):
         _LAUNCH_KERNEL(self.function, grid, 1, 1, block, 1, 1, 0, _CURRENT_STREAM().ptr,
                        self.pointers, 0)
+
+
+class _Dispatched:
+    """A kernel launched through numba-cuda's public dispatcher, on CuPy's current stream."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+
+    def pack(self, leaves):
+        return True
+
+    def __call__(self, grid, block, args):
+        self.dispatcher[grid, block, _stream()](*args)
+
+
+_STREAMS = {}
+
+
+def _stream():
+    """CuPy's current stream on the current device, as numba-cuda's external stream."""
+    key = (_GET_DEVICE(), _CURRENT_STREAM().ptr)
+    stream = _STREAMS.get(key)
+    if stream is None:
+        stream = _STREAMS[key] = cuda.external_stream(key[1])
+    return stream
+
+
+def launch(kernel, grid, block, args):
+    """Start `kernel` (a Kernel) with `args` (the functor's tuple last) on CuPy's current device
+    and stream: the instance for the arguments' types and the device (made at first use,
+    reused while the types stay), through its kept parameter buffer where numba-cuda hands out
+    its compiled code (`_compiled_code`), else through numba-cuda's dispatcher."""
+    leaves = [*args[:-1], *args[-1]]
+    device = _GET_DEVICE()
+    run = kernel.current.get(device)
+    if run is None or not run.pack(leaves):
+        key = (_key(args), device)
+        run = kernel.launches.get(key)
+        if run is None:
+            sig = tuple(_numba_type(a) for a in args)
+            code = _compiled_code(kernel.dispatcher, sig)
+            run = _Launch(code, sig, args) if code else _Dispatched(kernel.dispatcher)
+            kernel.launches[key] = run
+        kernel.current[device] = run
+        run.pack(_leaves(args, []))     # tuples among the functor's arguments spelled out
+    run(grid, block, args)
+
+
+_SOURCE_KEY = files_key(*(Path(__file__).parent / f for f in ("operators.py", "intrinsics.py")),
+                        templates.__file__)
 
 
 class Kernel:
     """A template compiled for its functors; launched with kernel(grid, block, *args)."""
 
     def __init__(self, template, fns, arity, switches):
-        name = kernel_name(template, fns, switches, arity, "gpu")
-        glob = dict(template.__globals__)
-        glob["lb_find"] = device(lb_find)
-        glob.update({k: device(f) for k, f in fns.items()})
-        glob.update(switches)
-        self.dispatcher = cuda.jit(cache=not SIMULATED)(specialized(template, glob, name, arity))
-        self.launches = {}      # (argument kinds, device) -> _Launch
-        self.current = {}       # device -> the last _Launch used there
+        name = kernel_name(template, fns, switches, arity, _SOURCE_KEY)
+        bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds))
+        bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
+        self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
+        self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
+        self.current = {}       # device -> the last one used there
 
     def __call__(self, grid, block, *args):
         grid = max(int(grid), 1)
         if SIMULATED:
             self.dispatcher[grid, block](*args)
-            return
-        if COMPILE_ONLY:
+        elif COMPILE_ONLY:
             key = _key(args)
             if key not in self.launches:
                 self.launches[key] = cuda.compile_ptx(
                     self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
-            return
-        leaves = [*args[:-1], *args[-1]]    # the functor's arguments come last, as a tuple
-        device = _GET_DEVICE()
-        launch = self.current.get(device)
-        if launch is None or not launch.pack(leaves):
-            key = (_key(args), device)
-            launch = self.launches.get(key)
-            if launch is None:
-                launch = self.launches[key] = _Launch(self, args)
-            self.current[device] = launch
-            leaves = _leaves(args, [])      # tuples among the functor's arguments spelled out
-            launch.pack(leaves)
-        launch(grid, block)
+        else:
+            launch(self, grid, block, args)
 
 
 _KERNELS = {}
@@ -500,23 +584,39 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, local=-1):
-    """`local` (a hint: fn gives 0 for ghost targets) is not used: a warp walks whole rows."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
     p = _place()
     w = p.floats if weights is None else weights
     if apply_fn is not None:
-        k = compiled(pull_warp, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                     WEIGHTED=weights is not None, QUEUE=queue is not None)
+        fns = {"functor": fn, "apply_fn": apply_fn}
+        if row_fn is not None:
+            fns["row_fn"] = row_fn
+        k = compiled(pull_warp, fns, len(args), WEIGHTED=weights is not None,
+                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span)
         if queue is not None:
             first, end = 0, qlen
         k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
-          p.ints if queue is None else queue, first, end, args)
+          p.ints if queue is None else queue, first, end, limit, skip, args)
     else:
         k = compiled(pull_thread, {"functor": fn, "row_fn": row_fn}, len(args),
-                     WEIGHTED=weights is not None, OUTPUTS=int(out is not None))
+                     WEIGHTED=weights is not None, OUTPUTS=int(out is not None), SPAN=span)
         out0, len0 = out if out is not None else (p.ints, p.ints)
-        k(_blocks(end - first, p.block), p.block, indptr, indices, w, first, end, out0, len0,
-          args)
+        k(_blocks(end - first, p.block), p.block, indptr, indices, w, first, end, limit, skip,
+          out0, len0, args)
+
+
+def gather_rows(indptr, src, rows, nrows, offsets, out):
+    """out[offsets[i]:offsets[i + 1]] = src's entries of row rows[i], for i < nrows (offsets:
+    the exclusive scan of the rows' degrees, its total last): advance's load-balanced walk over
+    the rows' edges, each edge's entry copied to its place (a streamed partition's cache of hot
+    rows, kernels_gpu/chunks.py)."""
+    if nrows == 0:
+        return
+    k = compiled(advance_lb, {}, 0, GATHER=True)
+    p = _place()
+    k(p.edge_grid, p.block, indptr, src, p.floats, 0, rows, offsets, nrows, out, p.ints,
+      p.ints, p.ints, p.ints, p.ints, p.ints, ())
 
 
 def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):

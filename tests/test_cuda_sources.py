@@ -85,7 +85,7 @@ def sources():
 
 
 def test_modules_are_found():
-    assert {"frontier", "cc", "boxes", "chunks"} <= set(MODULES)
+    assert {"frontier", "boxes", "chunks"} <= set(MODULES)
 
 
 def test_instances_cover_every_kernel():

@@ -58,6 +58,18 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
     assert r["modes"]["pagerank"] == ["partials", "pull"]      # split rounds on rmat6, hybrid
 
 
+
+def test_operators_on_the_simulated_gpu():
+    """test_operators' edge spans (every pull form) and the cache load on the GPU backend under
+    numba-cuda's simulator, in a process of its own (tests/twins.py's `simulated` backend)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
+                           "no:cacheprovider", "tests/test_operators.py", "-k",
+                           "simulated and (edge_span or gather_rows)"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "\n28 passed" in proc.stdout, proc.stdout[-2000:]
+
 _LAUNCHER = r"""
 import struct, sys, types
 import numpy as np
@@ -116,6 +128,19 @@ for args in calls:
     assert launch.buffer.tolist() == words(args), args
     assert np.array_equal(launch.words, launch.buffer.ctypes.data + 8 * np.arange(launch.buffer.size))
 print(len(k.launches), "instances")
+
+# a numba-cuda whose compile result has no code library: the public dispatcher, every launch
+dispatched = []
+class Dispatcher:
+    def compile(self, sig): return object()
+    def __getitem__(self, config):
+        return lambda *args: dispatched.append((config, args))
+gpu._stream = lambda: "stream"
+k.dispatcher, k.launches, k.current = Dispatcher(), {}, {}
+for args in calls:
+    k(2, 32, *args)
+    assert dispatched[-1] == ((2, 32, "stream"), args)
+print(len(dispatched), "dispatched")
 """
 
 
@@ -123,8 +148,10 @@ def test_gpu_launcher_packs_the_arguments_of_every_launch():
     """The GPU backend's launcher (kernels_gpu.operators.Kernel with CuPy's pieces stood in for,
     in a child process): over launches whose scalars change, arrays swap, an array's dtype and a
     scalar's type change, the parameter buffer handed to cuLaunchKernel holds exactly the words
-    a fresh packing of the arguments gives, and a type change makes another instance."""
+    a fresh packing of the arguments gives, and a type change makes another instance. Where
+    numba-cuda's compile result has no code library to read, each launch goes through its
+    dispatcher on the current stream, with the arguments as given."""
     proc = subprocess.run([sys.executable, "-c", _LAUNCHER], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.split()[:2] == ["3", "instances"]
+    assert proc.stdout.split() == ["3", "instances", "7", "dispatched"]

@@ -18,10 +18,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bsp import (Frontier, advance, atomic_add, atomic_cas, atomic_max, atomic_min, atomic_or,
-                 bitmap, bitmap_bytes, device_function, pull, receive, vertex_map, vertex_values)
+from bsp import (EdgeSpan, Frontier, advance, atomic_add, atomic_cas, atomic_max, atomic_min,
+                 atomic_or, bitmap, bitmap_bytes, device_function, pull, receive, vertex_map,
+                 vertex_values)
 from kernels_cpu.intrinsics import test_bit as read_bit
-from kernels_cpu.operators import code_key
+from kernels_cpu.templates import code_key
 from test_row_ranges import graph
 from totem_py.backend import cuda_device_count
 from twins import backend  # noqa: F401 (fixture)
@@ -224,9 +225,9 @@ def store_local(v, total, x, out, calls, n_local, ghost_reads):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pull_reduce_local(backend, seed):
-    """`local`: the sums over each row's edges to local vertices, which are a prefix or a
-    suffix of the row (hub rows cut across blocks included); the CPU backend calls edge_fn for
-    none of the others, the GPU for every edge."""
+    """span=EdgeSpan.LOCAL: the sums over each row's edges to local vertices, which are a prefix
+    or a suffix of the row (hub rows cut across blocks included); edge_fn sees none of the
+    others."""
     rng = np.random.default_rng(seed)
     n_local, n_ghosts = 3000, 500
     deg = rng.integers(0, 12, n_local)
@@ -245,12 +246,88 @@ def test_pull_reduce_local(backend, seed):
     out, calls = backend.put(np.full(n_local, np.nan)), backend.put(np.zeros(n_local))
     ghost_reads = backend.put(np.zeros(1, np.int64))
     pull(part, backend.view(indptr, indices, n_local), local_product, backend.put(x), out, calls,
-         n_local, ghost_reads, apply=store_local, local=True)
+         n_local, ghost_reads, apply=store_local, span=EdgeSpan.LOCAL)
     assert np.array_equal(backend.get(calls), np.ones(n_local))
     assert np.array_equal(backend.get(out), want)
-    reads = int(backend.get(ghost_reads)[0])
-    assert reads == (0 if backend.device == "cpu" else int((indices >= n_local).sum()))
+    assert int(backend.get(ghost_reads)[0]) == 0
 
+
+def count_edge(v, u, w, counts, n_local, rowsel):
+    """counts[v, 0]: v's edges to local vertices walked, counts[v, 1]: to ghost slots; walks
+    on (a searching pull never stops)."""
+    atomic_add(counts, 2 * v + (1 if u >= n_local else 0), 1)
+    return 0.0
+
+
+def counted(v, total, counts, n_local, rowsel):
+    atomic_add(counts, 2 * v, 1000)      # once per row: a thousand more
+
+
+def picked(v, counts, n_local, rowsel):
+    return rowsel[v] != 0
+
+
+FORMS = ["reduce", "reduce_rows", "reduce_list", "search"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("span", list(EdgeSpan))
+@pytest.mark.parametrize("ghosts_first", [False, True])
+def test_pull_edge_span(backend, form, span, ghosts_first):
+    """Each pull form walks, of every row it takes, the edges of `span` (ALL, LOCAL: targets
+    below n_local, GHOST: the others) from the row's `skip`-th on, each once: counted per row
+    and kind against NumPy, on rows whose ghost edges come last or (odd rows) first, hub rows
+    cut across the CPU's blocks included (smaller under the simulator)."""
+    big = (60, 10, 6, 300) if backend.simulated else (300, 40, 6, 6000)
+    for n_local, n_ghosts, seed, hub in ((7, 3, 4, 0), big):
+        indptr, indices = graph(n_local, n_ghosts, seed, hub, ghosts_first=ghosts_first)
+        rng = np.random.default_rng(seed)
+        rowsel = (rng.random(n_local) < 0.6).astype(np.int32)
+        listed = np.flatnonzero(rowsel).astype(np.int64)
+        part, view = backend.part(n_local), backend.view(indptr, indices, n_local)
+        for skip in (0, 1, 3):
+            want = np.zeros((n_local, 2), np.int64)
+            for v in range(n_local) if form == "reduce" else listed:
+                row = indices[indptr[v]:indptr[v + 1]]
+                ghost = row >= n_local
+                walked = (np.arange(row.size) >= skip) & {
+                    EdgeSpan.ALL: True, EdgeSpan.LOCAL: ~ghost, EdgeSpan.GHOST: ghost}[span]
+                want[v] = [(walked & ~ghost).sum(), (walked & ghost).sum()]
+                want[v, 0] += 1000 * (form != "search")
+            counts = backend.put(np.zeros(2 * n_local, np.int64))
+            args = (counts, n_local, backend.put(rowsel))
+            extra = dict(reduce={"apply": counted}, search={"row_fn": picked},
+                         reduce_rows={"apply": counted, "row_fn": picked},
+                         reduce_list={"apply": counted, "rows": backend.put(listed)})[form]
+            pull(part, view, count_edge, *args, span=span, skip=skip, **extra)
+            got = backend.get(counts).reshape(n_local, 2)
+            assert np.array_equal(got, want), (n_local, skip)
+
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_gather_rows(backend, dtype):
+    """A streamed partition's cache load: the listed rows' entries back to back, in list order
+    (kernels_gpu: advance's load-balanced walk; kernels_cpu.chunks.chunk_cache_load on the
+    CPU), rows without edges and a hub among them (fewer under the simulator)."""
+    import importlib
+    n, hub, listed = (60, 100, 20) if backend.simulated else (300, 3000, 120)
+    indptr, indices = graph(n, 20, seed=5, hub=hub)
+    src = (indices * 3 + 1).astype(dtype)
+    rows = np.random.default_rng(5).permutation(n)[:listed].astype(np.int64)
+    rows[7] = 3         # the hub
+    deg = indptr[rows + 1] - indptr[rows]
+    offsets = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    want = np.concatenate([src[indptr[v]:indptr[v + 1]] for v in rows])
+    if backend.operators == "kernels_cpu":
+        gather = importlib.import_module("kernels_cpu.chunks").chunk_cache_load
+    else:
+        gather = importlib.import_module(backend.operators + ".operators").gather_rows
+    out = backend.put(np.zeros(want.size + 5, dtype))
+    gather(backend.put(indptr), backend.put(src), backend.put(rows), rows.size,
+           backend.put(offsets), out)
+    got = backend.get(out)
+    assert np.array_equal(got[:want.size], want) and not got[want.size:].any()
 
 def test_pull_reduce_rows_without_edges_at_block_edges():
     """Runs of rows without edges before, between and after the edge blocks of a row range (and

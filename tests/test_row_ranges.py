@@ -1,19 +1,19 @@
-"""Operators and kernels over chunks of rows, as streamed edges come: `pull` (searching: BFS's
-bottom-up functors; reducing: PageRank's; over a list of rows: BC's backward step) and CC's
-Afforest kernels (cc_link_sample, cc_link_rest). Split into 1, 2 or many ranges [first, end), they
-leave the state of one call over all rows, and they read no edge of rows outside their range: each
-range's segment gets an `indices` whose entries outside its rows point at a poison slot (a ghost in
-the frontier, a node no edge reaches, a contribution of 1e30), so any read of them shows in the
-state. The operators run on every backend of tests/twins.py, the Afforest kernels on the CPU and,
-where CuPy sees a device, their CUDA twins."""
+"""Operators over chunks of rows, as streamed edges come: `pull` (searching: BFS's bottom-up
+functors; reducing: PageRank's; over a list of rows: BC's backward step; CC's Afforest phase,
+whose pulls sample one edge per row and walk the ghost or local span of the rows a row_fn
+selects). Split into 1, 2 or many ranges [first, end), they leave the state of one call over all
+rows, and they read no edge of rows outside their range: each range's segment gets an `indices`
+whose entries outside its rows point at a poison slot (a ghost in the frontier, a node no edge
+reaches, a contribution of 1e30), so any read of them shows in the state. They run on every
+backend of tests/twins.py."""
 
 import numpy as np
 import pytest
 
 from bsp import pull
-from totem_py.algorithms import bc, bfs, pagerank
+from totem_py.algorithms import bc, bfs, cc, pagerank
 from totem_py.algorithms.bfs import UNVISITED
-from twins import backend, poisoned, ranges, twins  # noqa: F401 (fixtures)
+from twins import backend, ranges  # noqa: F401 (fixture)
 
 POISON_VALUE = 1e30
 
@@ -115,36 +115,16 @@ def test_pull_search_ranges(backend, n_local, n_ghosts, seed, hub):
         assert found == want_queue, bounds
 
 
-def components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison):
-    """The local Afforest phase of algorithms/cc.py with every link kernel called per range;
-    checks after each call that no poisoned edge was linked (the poison node stays alone)."""
-    k = twins.cc
-    comp = twins.put(np.arange(n_nodes, dtype=np.int64))
-    d_indptr = twins.put(indptr)
-
-    def chunks():
-        for first, end in ranges(bounds):
-            idx = indices if poison is None else poisoned(indptr, indices, first, end, poison)
-            yield first, end, twins.put(idx)
-
-    def clean():
-        if poison is not None:
-            assert int(twins.get(comp)[poison]) == poison
-
-    for r in range(k.SAMPLE):
-        for first, end, idx in chunks():
-            k.cc_link_sample(d_indptr, idx, end, comp, r, first)
-            clean()
-        k.cc_compress(comp)
-    giant = k.cc_frequent(comp[:n_local], 1024, 0)
-    for first, end, idx in chunks():
-        if convention == "end":
-            k.cc_link_rest(d_indptr, idx, n_local, comp, giant, first, end)
-        else:                           # the chunk's end as n_local (ghosts from `end` on)
-            k.cc_link_rest(d_indptr, idx, end, comp, giant, first)
-        clean()
-    k.cc_compress(comp)
-    return twins.get(comp)
+def components(backend, indptr, indices, n_local, n_nodes, bounds, poison):
+    """CC's local Afforest phase (algorithms/cc.py) over a view whose rows come in the ranges
+    `bounds`; checks that no poisoned edge was linked (the poison node stays alone)."""
+    comp = backend.put(np.arange(n_nodes, dtype=np.int64))
+    view = backend.view(indptr, indices, n_local, bounds=bounds, poison=poison)
+    cc.afforest(backend.part(n_local), view, comp, seed=0)
+    got = backend.get(comp)
+    if poison is not None:
+        assert got[poison] == poison
+    return got
 
 
 def naive_components(indptr, indices, n_local, n_nodes):
@@ -163,43 +143,20 @@ def naive_components(indptr, indices, n_local, n_nodes):
     return np.array([find(x) for x in range(n_nodes)])
 
 
-@pytest.mark.parametrize("convention", ["end", "n_local"])
+@pytest.mark.parametrize("ghosts_first", [False, True])
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_cc_link_ranges(twins, n_local, n_ghosts, seed, hub, convention):
-    indptr, indices = graph(n_local, n_ghosts, seed, hub, both=True)
+def test_cc_afforest_ranges(backend, n_local, n_ghosts, seed, hub, ghosts_first):
+    """The roots of every node (vertex or ghost slot) after Afforest's local phase, whatever the
+    ranges; with `ghosts_first`, rows whose ghost edges come first (the giant component's rows
+    link only those)."""
+    indptr, indices = graph(n_local, n_ghosts, seed, hub, both=True, ghosts_first=ghosts_first)
     n_nodes = n_local + n_ghosts + 1     # the last node is the poison, reached by no edge
-    poison = n_nodes - 1
     want = naive_components(indptr, indices, n_local, n_nodes)
-    one = components(twins, indptr, indices, n_local, n_nodes, [0, n_local], convention, None)
-    assert np.array_equal(one, want)
+    assert np.array_equal(components(backend, indptr, indices, n_local, n_nodes, None, None),
+                          want)
     for bounds in splits(n_local, seed):
-        got = components(twins, indptr, indices, n_local, n_nodes, bounds, convention, poison)
+        got = components(backend, indptr, indices, n_local, n_nodes, bounds, n_nodes - 1)
         assert np.array_equal(got, want), bounds
-
-
-@pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
-def test_cc_link_ghosts_first(twins, n_local, n_ghosts, seed, hub):
-    """Rows of the skipped component whose ghost edges come first link them too."""
-    indptr, indices = graph(n_local, n_ghosts, seed, hub, both=True, ghosts_first=True)
-    n_nodes = n_local + n_ghosts + 1
-    want = naive_components(indptr, indices, n_local, n_nodes)
-    for bounds in splits(n_local, seed):
-        got = components(twins, indptr, indices, n_local, n_nodes, bounds, "end", n_nodes - 1)
-        assert np.array_equal(got, want), bounds
-
-
-def test_cc_link_default_first(twins):
-    """No `first` (and no `end`) is rows [0, n_local)."""
-    indptr, indices = graph(60, 5, 9, both=True)
-    k, out = twins.cc, []
-    for extra in ((), (0,)):
-        comp = twins.put(np.arange(66, dtype=np.int64))
-        k.cc_link_sample(twins.put(indptr), twins.put(indices), 60, comp, 0, *extra)
-        k.cc_link_rest(twins.put(indptr), twins.put(indices), 60, comp, -1, *extra)
-        k.cc_compress(comp)
-        out.append(twins.get(comp))
-    assert np.array_equal(out[0], out[1])
-    assert np.array_equal(out[0], naive_components(indptr, indices, 60, 66))
 
 
 def bc_state(n_local, n_ghosts, seed, depth):

@@ -1,15 +1,17 @@
 """Kernel platforms for tests (a helper module, not a test file).
 
 `twins`: the engine's own kernels of kernels_cpu and, where CuPy sees a device, their CUDA twins
-on the same data: `twins.cc` is kernels_cpu.cc or kernels_gpu.cc, `put` copies an array into
-the platform's memory and `get` back to NumPy.
+on the same data: `twins.boxes` is kernels_cpu.boxes or kernels_gpu.boxes, `put` copies an array
+into the platform's memory and `get` back to NumPy.
 
 `backend`: the operators' backends (bsp/operators.py): the CPU's; tests/ptxcheck (every call
 compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed); the GPU's
-on a real device. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
+on a real device; in a process under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1, which
+tests/test_gpu_backend.py starts for some tests), the GPU's run as Python on NumPy arrays. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
 a view of a CSR whose rows may come in ranges, as streamed edges do."""
 
 import importlib
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 from totem_py.backend import cuda_device_count
 
 ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
 class Twins:
@@ -25,6 +28,11 @@ class Twins:
         self.device = device
         self.operators = operators or f"kernels_{device}"
         self.xp = importlib.import_module("cupy") if device == "gpu" else np
+
+    @property
+    def simulated(self):
+        """GPU operators run as Python on NumPy arrays (numba-cuda's simulator): slow."""
+        return self.operators == "kernels_gpu" and self.device == "cpu"
 
     def __getattr__(self, module):
         return importlib.import_module(f"kernels_{self.device}.{module}")
@@ -38,7 +46,10 @@ class Twins:
     def part(self, n_local):
         """What the operators need of a partition: its backend, arrays and vertex count."""
         return SimpleNamespace(operator_package=self.operators, xp=self.xp, n_local=n_local,
-                               kernels=lambda name: getattr(self, name))
+                               kernels=lambda name: getattr(self, name),
+                               to_device=lambda a, count=True: self.put(a),
+                               to_host=lambda a, count=True: self.get(a),
+                               empty=lambda n, dtype: self.xp.empty(n, dtype))
 
     def view(self, indptr, indices, n_local, weights=None, bounds=None, poison=None):
         return View(self, indptr, indices, n_local, weights, bounds, poison)
@@ -64,6 +75,10 @@ class View:
 
     def __init__(self, twins, indptr, indices, n_local, weights, bounds, poison):
         self.twins, self.n_local = twins, n_local
+        targets = [int(indices.max()) + 1 if indices.size else 0, n_local]
+        if poison is not None:
+            targets.append(poison + 1)
+        self.n_ghosts = max(targets) - n_local      # the ghost slots an edge may point at
         self.indptr = twins.put(indptr)
         self.weights = None if weights is None else twins.put(weights)
         self.ranges = ranges([0, n_local] if bounds is None else bounds)
@@ -90,7 +105,8 @@ def twins(request):
     return Twins(request.param)
 
 
-@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)])
+@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)]
+                + ["simulated"] * SIMULATED)
 def backend(request):
-    return Twins("gpu" if request.param == "gpu" else "cpu",
-                 "tests.ptxcheck" if request.param == "ptxcheck" else None)
+    operators = {"ptxcheck": "tests.ptxcheck", "simulated": "kernels_gpu"}.get(request.param)
+    return Twins("gpu" if request.param == "gpu" else "cpu", operators)

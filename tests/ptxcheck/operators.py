@@ -37,3 +37,11 @@ def _both(name):
 
 advance, pull, map_vertices, map_values, map_inbox, map_bits = (
     _both(n) for n in ("advance", "pull", "map_vertices", "map_values", "map_inbox", "map_bits"))
+
+
+def gather_rows(*args):
+    """kernels_gpu's cache load (advance's load-balanced walk) compiled, kernels_cpu's run."""
+    from kernels_cpu.chunks import chunk_cache_load
+    with _compile_only():
+        gpu.gather_rows(*args)
+    chunk_cache_load(*args)

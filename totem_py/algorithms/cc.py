@@ -1,41 +1,114 @@
 """Weakly connected components: label = smallest vertex id in the component.
 
 Each partition first joins its vertices and ghost slots with a local union-find over both edge
-directions (Afforest: Sutton, Ben-Nun, Barak, IPDPS'18, as GAP's cc.cc; a hand-tuned kernel pair,
-kernels_cpu/cc.py and kernels_gpu/cc.py, called by `afforest`); then min-label propagation
-runs between partitions: a set whose label dropped sends it to the owners of its ghosts,
-min-combined, until no label changes. With one partition this is plain Afforest and finishes in
-one superstep.
-Races: labels drop through atomic_min; the writer that lowers a set's label claims its flag with
-atomic_max. Every node (vertex or ghost slot) of a set writes the set's root only through atomics.
+directions (Afforest: Sutton, Ben-Nun, Barak, IPDPS'18, as GAP's cc.cc), written with the
+operators (`afforest`): every local vertex and every ghost slot is a union-find node (ghost slot
+s is node n_local + s). Each row links its first, then its second edge (pull with skip, the
+edge functor true at once), each round followed by a compression; the component most frequent
+among 1024 seeded random vertices is the giant one. Then every row links its edges to ghost
+slots (a ghost has no row here to link it from its side), and the rows outside the giant
+component their edges to local vertices: a local edge of a row of the giant component is the
+reversed edge of its target's row, which links it unless the target is in the giant component
+too. Trees hang the higher node under the lower, so a root is its set's smallest node.
+Then min-label propagation runs between partitions: a set whose label dropped sends it to the
+owners of its ghosts, min-combined, until no label changes. With one partition this is plain
+Afforest and finishes in one superstep.
+Races: links through compare-and-swap on a root's parent (atomic_cas); labels drop through
+atomic_min; the writer that lowers a set's label claims its flag with atomic_max. Every node
+(vertex or ghost slot) of a set writes the set's root only through atomics.
 """
 
 import numpy as np
 
-from bsp import Algorithm, Message, Mode, Vote, atomic_max, atomic_min, receive, vertex_map
+from bsp import (Algorithm, EdgeSpan, Message, Mode, Vote, atomic_cas, atomic_max, atomic_min,
+                 device_function, pull, receive, vertex_map, vertex_values)
 
 from .. import reference as ref, verify as check
 from .common import collect
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
+SAMPLE = 2          # Afforest's sampled edges per row
+SAMPLES = 1024      # random vertices that tell the giant component
+
+
+@device_function
+def link(u, v, comp):
+    """Join the sets of nodes u and v: the higher of their roots hangs under the lower."""
+    p1 = comp[u]
+    p2 = comp[v]
+    while p1 != p2:
+        high = max(p1, p2)
+        low = min(p1, p2)
+        p_high = comp[high]
+        if p_high == low:
+            break
+        if p_high == high and atomic_cas(comp, high, high, low) == high:
+            break
+        p1 = comp[comp[high]]
+        p2 = comp[low]
+
+
+def every_row(u, comp, giant):
+    return True
+
+
+def outside_giant(u, comp, giant):
+    return comp[u] != giant
+
+
+def link_first(u, t, w, comp, giant):
+    """A sampled link: the first edge walked, then the row stops."""
+    link(u, t, comp)
+    return True
+
+
+def link_edge(u, t, w, comp, giant):
+    link(u, t, comp)
+    return 0.0
+
+
+def linked(u, total, comp, giant):
+    return False
+
+
+def compress(x, comp):
+    while comp[x] != comp[comp[x]]:
+        comp[x] = comp[comp[x]]
+    return False
+
+
+def root(x, comp):
+    return comp[x]
+
+
+def most_frequent(part, comp, n, seed):
+    """The root most frequent among SAMPLES seeded random nodes below n (-1 when n is 0); the
+    smallest such root where several are."""
+    if n == 0:
+        return -1
+    picks = np.random.default_rng(seed).integers(0, n, SAMPLES)
+    roots = vertex_values(part, root, comp, at=part.to_device(picks, count=False),
+                          dtype=np.int64)
+    values, counts = np.unique(part.to_host(roots, count=False), return_counts=True)
+    return int(values[np.argmax(counts)])
 
 
 def afforest(part, view, comp, seed):
-    """The local phase over the rows of `view` (its segments, when the edges stream): the sampled
-    links, then the rest; comp holds each node's root afterwards."""
-    k = part.kernels("cc")
-    for r in range(k.SAMPLE):
-        for indptr, indices, _, first, end in view.row_segments("heads", warps=False):
-            k.cc_link_sample(indptr, indices, end, comp, r, first)
-        k.cc_compress(comp)
-    giant = k.cc_frequent(comp[:view.n_local], 1024, seed)
-    # the giant component's rows read their ghost edges (about a line, a prefix or a suffix of
-    # the row), none without ghosts; the others whole
-    ghosts = int(view.n_ghosts > 0)
-    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) * (2 - ghosts) + ghosts  # noqa
-    for indptr, indices, _, first, end in view.row_segments(reads):
-        k.cc_link_rest(indptr, indices, view.n_local, comp, giant, first, end)
-    k.cc_compress(comp)
+    """The local phase over the rows of `view` (its segments, when the edges stream): the
+    sampled links, then the rest; comp holds each node's root afterwards."""
+    giant = -1      # not known while sampling
+    for r in range(SAMPLE):
+        pull(part, view, link_first, comp, giant, row_fn=every_row, skip=r, reads="heads")
+        vertex_map(part, compress, comp, n=comp.size)
+    giant = most_frequent(part, comp, view.n_local, seed)
+    if view.n_ghosts:
+        pull(part, view, link_edge, comp, giant, apply=linked, row_fn=every_row,
+             span=EdgeSpan.GHOST, skip=SAMPLE, reads="heads")
+    # streamed edges: the rows outside the giant component are read whole, the others not
+    reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) * 2  # noqa: E731
+    pull(part, view, link_edge, comp, giant, apply=linked, row_fn=outside_giant,
+         span=EdgeSpan.LOCAL, skip=SAMPLE, reads=reads)
+    vertex_map(part, compress, comp, n=comp.size)
 
 
 def smallest_id(x, comp, gvid, label):

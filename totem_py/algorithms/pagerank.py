@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from bsp import (Algorithm, Message, Mode, Vote, advance, atomic_add, pull, receive, vertex_map,
-                 vertex_values)
+from bsp import (Algorithm, EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, receive,
+                 vertex_map, vertex_values)
 from bsp.api import Option
 
 from .. import reference as ref, verify as check
@@ -253,7 +253,7 @@ class PageRank(Algorithm):
                         s.partial, *s.to_cpu, outbox=box)
             else:       # the CPU's own share meanwhile (the GPUs' kernels run concurrently)
                 pull(part, "in", local_contribution, s.contrib, s.own, part.n_local,
-                     apply=store_own, local=True)
+                     apply=store_own, span=EdgeSpan.LOCAL)
         elif self.split and part.pid == self.cpu_pid:
             vertex_map(part, new_rank_split, s.rank, s.own, s.partial, base, self.damping)
         else:
