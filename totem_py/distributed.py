@@ -117,15 +117,17 @@ def compare_arguments(comm, argv):
                             f"got {' '.join(everyone[0])!r}, rank {r} got {' '.join(other)!r}")
 
 
-def default_source(engine, bounds, seed=0):
+def default_source(engine, summary, bounds, seed=0):
     """harness.default_source on the ranks: a seeded random vertex with out-degree > 0 in the
-    largest weakly connected component, found by running CC on `engine` (whose plan has the
-    "both" view) and counting at the homes (`bounds`, partitioners.distributed.giant_source). Collective."""
+    largest weakly connected component, found by running the registered algorithm that labels
+    the weak components on `engine` (whose plan has the "both" view) and counting at the homes
+    (`bounds`, partitioners.distributed.giant_source). Collective."""
     from partitioners.distributed import giant_source
 
-    from .algorithms import CC
+    from .algorithms import ALGORITHMS
+    components = next(cls for cls in ALGORITHMS.values() if cls.weak_components)
     gather, engine.gather = engine.gather, False
-    engine.run(CC())
+    engine.run(components.from_options(summary, seed=seed))
     engine.gather = gather
     labels = engine.values
     engine.release()
@@ -266,7 +268,7 @@ def run_ranks(argv, comm):
     if find_source:
         progress.phase("the default source: in the largest weakly connected component")
         alg, source = make_algorithm(args.algorithm, summary, seed=args.seed, **dict(
-            options, source=default_source(engine, bounds, args.seed)))
+            options, source=default_source(engine, summary, bounds, args.seed)))
     t0 = time.perf_counter()
     engine.prepare(alg)     # a rank's bad input raises the same InputError on every rank
     prepare_s = time.perf_counter() - t0
@@ -422,10 +424,7 @@ def metrics(args, graph, alg, source, strategy, cpu_share, auto, device, everyon
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
         partition=strategy, hub_sort=args.hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         gpus=args.gpus, device=device, transfer_mode=args.transfer, source=source,
-        iterations=getattr(alg, "iterations", None), tolerance=getattr(alg, "tolerance", None),
-        tol=getattr(alg, "tol", None), rounds=getattr(alg, "rounds", None),
-        converged=getattr(alg, "converged", None),
-        ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
+        **alg.metrics(), ranks=len(everyone), per_rank=per_rank, mpi_timeout=args.mpi_timeout,
         partitions=parts, beta=sum(p["boundary_edges"] for p in parts) / total,
         beta_aggregated=sum(p["remote_vertices"] for p in parts) / total,
         load_s=max(r["load_s"] for r in per_rank),

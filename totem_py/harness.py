@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 import kernels_cpu
-from bsp import Algorithm, EdgeOptions, Engine
+from bsp import EdgeOptions, Engine
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
-from .algorithms import ALGORITHMS
+from .algorithms import ALGORITHMS, Algorithm
 from .backend import resolve_device
 from .errors import InputError, VerificationError, check_stages
 
@@ -34,21 +34,16 @@ SCIPY_COMPONENTS_BELOW = 1 << 22     # edges
 def weak_components(graph):
     """A label per vertex, equal within each weakly connected component: SciPy's traversal on
     graphs of fewer than SCIPY_COMPONENTS_BELOW edges (about 0.1 s at 4M edges, and nothing to
-    compile, where a first run would compile the union-find for 2 s), else Afforest's parallel
-    links over every out-edge (kernels_cpu/cc.py; the labels are the components' smallest ids)."""
+    compile, where a first run would compile the union-find for 2 s), else a parallel union-find
+    over every out-edge (kernels_cpu/checks.py; the labels are the components' smallest ids)."""
     if graph.n_edges < SCIPY_COMPONENTS_BELOW:
         from scipy.sparse import csr_array
         from scipy.sparse.csgraph import connected_components
         n = graph.n_vertices
         m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
         return connected_components(m, directed=True, connection="weak")[1]
-    from kernels_cpu import cc
-    comp = np.arange(graph.n_vertices, dtype=np.int64)
-    for r in range(cc.SAMPLE):
-        cc.cc_link_sample(graph.indptr, graph.indices, graph.n_vertices, comp, r)
-    cc.cc_link_rest(graph.indptr, graph.indices, graph.n_vertices, comp, -1)
-    cc.cc_compress(comp)
-    return comp
+    from kernels_cpu.checks import weak_roots
+    return weak_roots(graph.indptr, graph.indices)
 
 
 def default_source(graph, seed=0):
@@ -65,9 +60,9 @@ def default_source(graph, seed=0):
 
 def make_algorithm(name, graph, source=None, iterations=None, seed=0, tolerance=0.01,
                    **options):
-    """An Algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
+    """An algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
     run's options, which its class's `from_options` takes what it needs from; returns
-    (algorithm, its source vertex or None). An Algorithm object passes through."""
+    (algorithm, its source vertex or None). An algorithm object passes through."""
     if isinstance(name, Algorithm):
         return name, getattr(name, "source", source)
     cls = ALGORITHMS.get(name)
@@ -88,7 +83,10 @@ def check_result(alg, graph, values):
 def prepare_graph(graph, algorithm):
     """Unit weights for algorithms that need weights on an unweighted graph; reject negative and
     NaN weights, naming the edge by its vertices (a file's readers name its line instead:
-    `load(..., nonnegative=True)`)."""
+    `load(..., nonnegative=True)`); refuse a graph that leaves out its vertices in no edge
+    (`Graph.compacted`) for an algorithm that does not say what they get."""
+    if graph.n_ids > graph.n_vertices:
+        algorithm.check_relabel()
     if not getattr(algorithm, "needs_weights", False):
         return graph
     if graph.weights is None:
@@ -103,10 +101,10 @@ def prepare_graph(graph, algorithm):
 
 def memory_stages(alg, directed=True):
     """The stages after loading whose host memory errors.check_stages counts for `alg` (an
-    Algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
+    algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
     undirected graph), its run."""
     views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
-    return ("partition",) + tuple(f"plan:{v}" for v in views) + (f"run:{alg.name}",)
+    return ("partition",) + tuple(f"plan:{v}" for v in views) + (("run", alg.memory_cost()),)
 
 
 def gpu_budget(device, gpu_memory):
@@ -194,17 +192,19 @@ def plan_key(plan):
     return plan.graph, plan.strategy, plan.cpu_share, plan.gpus, plan.seed, plan.hub_sort
 
 
-def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
+def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
-    result by vertex id (DESIGN.md, "Results"; reference.py states each algorithm's), `.metrics`,
+    result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
     totem_py.run --help`):
 
-    algorithm: a registered name ("bfs", "pagerank", "sssp", "cc", "bc", "pagerank_delta", or
-        one added with totem_py.algorithms.register) or a bsp.Algorithm object.
+    algorithm: a registered name (totem_py.algorithms.ALGORITHMS, which
+        totem_py.algorithms.register adds to; default the command's) or an algorithm object.
+        A graph from `Graph.compacted` stands for its vertices in no edge too: the values are
+        then one per id of `graph.with_isolated()`.
     partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
     cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
         fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
@@ -224,10 +224,12 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
         count, seed and hub_sort, reused (with its engines) instead of partitioning again.
-    options: the algorithm's own (Algorithm.options), for its class's from_options: bc's
+    options: the algorithm's own (its class's `options`), for its class's from_options: bc's
         `sources` and `normalized`, examples/khop.py's `k`.
     """
     import numba
+    if algorithm is None:
+        from .run import DEFAULT_ALGORITHM as algorithm
     if threads:
         numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
@@ -301,8 +303,9 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         progress.done()
     verified = None
     name = alg.name
+    values = alg.with_isolated(graph, values)
     if verify:
-        check_result(alg, graph, values)
+        check_result(alg, graph.with_isolated(), values)
         verified = True
     time_s = statistics.median(times)
     edges = alg.traversed_edges(graph, values, records)
@@ -320,11 +323,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
         cpu_share_model=model, gpus=gpus, device=device,
         transfer_mode=transfer, gpu_cache=int(gpu_cache),
-        source=source, sources=getattr(alg, "sources", None),
-        normalized=bool(getattr(alg, "normalized", False)),
-        iterations=getattr(alg, "iterations", None),
-        tolerance=getattr(alg, "tolerance", None), tol=getattr(alg, "tol", None),
-        rounds=getattr(alg, "rounds", None), converged=getattr(alg, "converged", None),
+        source=source, **alg.metrics(),
         partitions=parts, beta=stats["beta"], beta_aggregated=stats["beta_aggregated"],
         prepare_s=prepare_s, time_s=time_s, trials_s=times, trials_step_wall_s=step_walls,
         collect_s=statistics.median(collect_s),
