@@ -2,7 +2,8 @@
 
 Once per run the engine calls `start()`, where a program sets its run-wide control state (the
 phase, the round, a bound: what `mode`, `finished` and `advance` read and write), then
-`init(part)` on every partition, which allocates the partition's state. Per superstep the engine runs one Mode of the algorithm on every partition:
+`init(part)` on every partition, which allocates the partition's state. Per superstep the engine
+runs one Mode of the program on every partition:
 
   push mode:  compute(part, step, mode, box)  -> the kernel writes messages for remote targets into
               `box.values` (an `Outbox`: one slot per ghost, pre-set to the message identity,

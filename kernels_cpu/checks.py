@@ -182,8 +182,13 @@ def weak_roots(indptr, indices):
                         break
     roots = np.empty(n, dtype=np.int64)
     for v in prange(n):
-        r = v
-        while parent[r] != r:
-            r = parent[r]
-        roots[v] = r
+        roots[v] = _top(parent, parent[v])     # from an int64 (a prange index is unsigned)
     return roots
+
+
+@njit(inline="always")
+def _top(parent, a):
+    """a's root, without writing."""
+    while parent[a] != a:
+        a = parent[a]
+    return a

@@ -179,6 +179,28 @@ def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
     assert np.abs(got - np.array([r[v] for v in range(got.size)])).max() <= 1e-12
 
 
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp_path):
+    """bc --sources K --normalized: the ranks draw the same K sources from the whole graph's
+    vertices and divide by the whole graph's pairs (each rank's share of the vertices is
+    smaller, and holds some of the sources only), as one process does; under --verify too."""
+    common = ["--graph", "rmat:10", "--algorithm", "bc", "--sources", "5", "--normalized",
+              "--partition", "RAND", "--device", "emulated", "--quiet"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
+                          tmp_path / "one.npy", "--json", tmp_path / "one.json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    proc = launch(ranks, "-m", "totem_py.run", *common, "--verify", "--output",
+                  tmp_path / "many.npy", "--json", tmp_path / "many.json")
+    assert proc.returncode == 0, proc.stderr
+    m1, m = (json.loads((tmp_path / f"{k}.json").read_text()) for k in ("one", "many"))
+    assert m["ranks"] == ranks and m["verified"] is True and m["normalized"] is True
+    assert m["sources"] == m1["sources"] and len(m["sources"]) == 5
+    want, got = np.load(tmp_path / "one.npy"), np.load(tmp_path / "many.npy")
+    assert want.size == got.size == 1024 and (want > 0).sum() > 50
+    assert np.allclose(got, want, rtol=1e-9, atol=0)
+
+
 def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
     """--cpu-share auto: each rank finds the share its GPU partitions' budget fits (from its own
     vertices' degrees) and the ranks take the largest, so every GPU partition fits."""

@@ -106,6 +106,9 @@ class Algorithm(Program):
     isolated = None         # the value of a vertex in no edge; None: not known (--relabel refuses)
     values_are_ids = False  # the values are vertex ids (labels), renumbered by --relabel too
     weak_components = False     # the values label the weakly connected components
+    # results agree (`compare`) whatever the plan and rank count; False where they depend on the
+    # order of the work (PageRank-Delta's pushes): verify each instead
+    same_on_every_plan = True
     # host bytes of a run, as measured by `python -m experiments.memory_costs`, for an
     # unweighted and a weighted graph: ((peak: per vertex, per edge, fixed), (kept for later
     # stages: per vertex, per edge)); None: the largest of the registered algorithms'
@@ -137,6 +140,23 @@ class Algorithm(Program):
             v = int(np.flatnonzero(bad)[0])
             return f"{self.name}: vertex {v} has {got[v]}, the reference {want[v]}"
         return None
+
+    @classmethod
+    def compare(cls, one, two):
+        """None if two results of this algorithm on one graph agree: integers and bools exactly,
+        floats within 1e-5 relative and 1e-9 absolute (sums add up in another order on another
+        plan), infinities and NaNs where the other has them; else a note on the first vertex
+        that differs."""
+        one, two = np.asarray(one), np.asarray(two)
+        if one.shape != two.shape:
+            return f"shape {one.shape} != {two.shape}"
+        if one.dtype.kind in "biu" and two.dtype.kind in "biu":
+            bad = np.flatnonzero(one != two)
+        else:
+            same = np.isclose(one, two, rtol=1e-5, atol=1e-9, equal_nan=True) | (one == two)
+            bad = np.flatnonzero(~same)
+        return None if bad.size == 0 else (f"{bad.size} vertices differ, first {bad[0]}: "
+                                           f"{one[bad[0]]} != {two[bad[0]]}")
 
     def traversed_edges(self, graph, values, records):
         """Edges counted for TEPS (edges / time): by default |E|. A sum over vertices and

@@ -1,6 +1,9 @@
 """What the algorithms share: sources (the --source option, drawn vertices), owned vertices,
 collecting results, and the checks their verifiers start with."""
 
+import functools
+import weakref
+
 import numpy as np
 
 from kernels_cpu.boxes import box_fill, box_scatter
@@ -91,3 +94,24 @@ def checked_source(graph, source, what, error=VerificationError):
         raise error(f"{what}: source {source} is not a vertex of a graph with "
                     f"{graph.n_vertices} vertices")
     return int(source)
+
+
+_ANSWERS = weakref.WeakKeyDictionary()     # graph -> {(function, arguments): its answer}
+
+
+def once_per_graph(fn):
+    """`fn(graph, *args)` (hashable args) computed once per graph and arguments while the graph
+    lives: a serial answer a verifier compares with, which a test verifies many runs of one
+    graph against. Arrays in the answer come back read-only."""
+    @functools.wraps(fn)
+    def answer(graph, *args):
+        answers = _ANSWERS.setdefault(graph, {})
+        key = (fn, args)
+        if key not in answers:
+            out = fn(graph, *args)
+            for a in out if isinstance(out, tuple) else (out,):
+                if isinstance(a, np.ndarray):
+                    a.setflags(write=False)
+            answers[key] = out
+        return answers[key]
+    return answer

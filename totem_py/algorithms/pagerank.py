@@ -51,7 +51,7 @@ from bsp import Message, Mode, Vote, advance, atomic_add, pull, receive, vertex_
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
-from .common import as_result, collect, first
+from .common import as_result, collect, first, once_per_graph
 
 CONTRIB = Message(np.float32, "sum", 0.0)
 CONTRIB64 = Message(np.float64, "sum", 0.0)     # the converged form's
@@ -201,6 +201,25 @@ def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None):
             f"{ranks[w]:.9g}, expected {expected[w]:.9g}")
 
 
+def stopping_rounds(graph, tol, damping=0.85, max_iter=100):
+    """What verify_converged compares with: the reference's round the rule stops at, its ranks
+    and its neighbours' ({k: x_k}), every round's L1 change ({k: change}), and the fixed point
+    (rounds to a change below 1e-13)."""
+    threshold = graph.n_vertices * tol
+    stop, kept, changes = None, {}, {}
+    for k, x, change in networkx_rounds(graph, damping):
+        changes[k] = change
+        if stop is None and (change < threshold or k >= max_iter):
+            stop = k
+        if stop is None or k <= stop + 1:
+            kept[k] = x
+            kept.pop(k - 3, None)
+        if stop is not None and k > stop and (changes[stop] >= threshold or change < 1e-13
+                                              or k >= 10000):
+            break
+    return stop, kept, changes, x
+
+
 def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100):
     """The converged form (networkx's): the module docstring's properties."""
     ranks = as_result(graph, ranks, "pagerank")
@@ -223,20 +242,8 @@ def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100):
         raise VerificationError(f"pagerank: vertex {w} has {ranks[w]:.9g}, below the teleport "
                                 f"share (1-d)/n = {floor:.9g}")
     rtol = slack = 1e-9     # per vertex, relative; the L1 change's rounding (the ranks sum to 1)
-    # the reference's rounds: the one the rule stops at, its neighbours, the fixed point
     threshold = n * tol
-    stop, kept, changes = None, {}, {}
-    for k, x, change in networkx_rounds(graph, damping):
-        changes[k] = change
-        if stop is None and (change < threshold or k >= max_iter):
-            stop = k
-        if stop is None or k <= stop + 1:
-            kept[k] = x
-            kept.pop(k - 3, None)
-        if stop is not None and k > stop and (changes[stop] >= threshold or change < 1e-13
-                                              or k >= 10000):
-            break
-    fixed = x
+    stop, kept, changes, fixed = once_per_graph(stopping_rounds)(graph, tol, damping, max_iter)
     if changes[stop] < threshold:       # converged: the distance the stopping rule guarantees
         distance = float(np.abs(ranks - fixed).sum())
         bound = damping / (1.0 - damping) * (threshold + slack) + slack

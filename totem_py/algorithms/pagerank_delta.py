@@ -30,7 +30,7 @@ from bsp import Frontier, Message, Mode, Vote, advance, atomic_add, receive, ver
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
-from .common import as_result, collect, first
+from .common import as_result, collect, first, once_per_graph
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
 
@@ -109,7 +109,7 @@ def verify_pushes(graph, tolerance, ranks, damping=0.85):
     if graph.n_vertices == 0:
         return
     ranks = ranks.astype(np.float64)
-    exact = limit(graph, damping)
+    exact = once_per_graph(limit)(graph, damping)
     below = exact - ranks
     slack = 1e-9 * exact + 1e-15                  # rounding in sums of up to n terms
     bad = ~(below >= -slack)                        # NaN counts as bad
@@ -132,6 +132,7 @@ class PageRankDelta(Algorithm):
     options = (Option("--tolerance", dict(type=float, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
                                                "residual exceeds X / n (default 0.01)")),)
+    same_on_every_plan = False      # which residuals a step pushes depends on the partitions
 
     def __init__(self, tolerance=0.01, damping=0.85, n=None):
         if not tolerance > 0:
