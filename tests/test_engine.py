@@ -19,7 +19,7 @@ from partitioners import partition
 from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError, VerificationError
 from totem_py.graph import Graph
-from totem_py.algorithms import ALGORITHMS, BFS, SSSP, PageRank, pagerank, sssp
+from totem_py.algorithms import ALGORITHMS, BFS, CC, SSSP, PageRank, pagerank, sssp
 from totem_py.harness import default_source
 
 from toys import toy_graphs, with_random_weights

@@ -303,12 +303,12 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         progress.done()
     verified = None
     name = alg.name
-    values = alg.with_isolated(graph, values)
+    values, whole = alg.with_isolated(graph, values), graph.with_isolated()
     if verify:
-        check_result(alg, graph.with_isolated(), values)
+        check_result(alg, whole, values)
         verified = True
     time_s = statistics.median(times)
-    edges = alg.traversed_edges(graph, values, records)
+    edges = alg.traversed_edges(whole, values, records)
     stats = plan.stats()
     parts = []
     for p, row in zip(engine.parts, stats["partitions"]):

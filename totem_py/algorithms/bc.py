@@ -59,7 +59,7 @@ def bc_sources(graph, sources, seed=0):
     if isinstance(sources, str):
         if sources != "all":
             raise InputError(f"--sources must be K, all or a list of vertices, not {sources!r}")
-        return list(range(graph.n_ids))
+        return draw_vertices(graph, graph.n_ids)      # every vertex, in id order
     if np.ndim(sources) == 0:
         k = int(sources)
         if k < 1:
