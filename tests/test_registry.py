@@ -117,72 +117,10 @@ def test_no_library_module_names_a_built_in_algorithm_outside_its_file():
     assert counted == ALLOWED, counted      # each allowance still needed
 
 
-USER = '''
-"""A user's algorithm in a file of its own: which vertices lie within K hops of a source."""
-import numpy as np
-
-from bsp import Frontier, Message, Mode, Vote, advance, atomic_max, put, receive
-from totem_py import Algorithm
-from totem_py.algorithms import Option
-from totem_py.algorithms.common import SOURCE, collect, owned_lvid, source_vertex
-
-
-def claim(s, t, w, reached):
-    return reached[t] == 0 and atomic_max(reached, t, 1) == 0
-
-
-def claim_message(v, m, reached):
-    return m != 0 and atomic_max(reached, v, 1) == 0
-
-
-class Near(Algorithm):
-    name = "near"
-    modes = (Mode("push", "out", "push", Message(np.int32, "max", 0), state="reached",
-                  records=True),)
-    options = (SOURCE, Option("--hops", dict(type=int, default=2, help="near: hops")))
-    isolated = False
-
-    def __init__(self, source, hops):
-        self.source, self.hops = source, hops
-
-    @classmethod
-    def from_options(cls, graph, source=None, seed=0, hops=2, **_):
-        return cls(source_vertex(graph, source, seed, cls.name), hops)
-
-    def init(self, part):
-        s = part.state
-        s.reached = part.alloc(np.int32, 0, ("out",))
-        s.frontier = Frontier(part)
-        lv = owned_lvid(part, self.source)
-        if lv is not None:
-            put(part, s.reached, lv, 1)
-        s.frontier.start(lv)
-
-    def compute(self, part, step, mode, box):
-        advance(part, "out", part.state.frontier, claim, part.state.reached, outbox=box)
-
-    def scatter(self, part, step, mode, inbox):
-        receive(part, inbox, claim_message, part.state.reached, out=part.state.frontier)
-
-    def vote(self, part, step):
-        f = part.state.frontier
-        edges = f.swap()
-        return Vote(f.length if step + 1 < self.hops else 0, edges)
-
-    def collect(self, parts, n_vertices):
-        return collect(parts, n_vertices, "reached", np.int32, 0) != 0
-
-    def reference(self, graph):
-        reached = np.zeros(graph.n_vertices, dtype=bool)
-        reached[self.source] = True
-        frontier = [self.source]
-        for _ in range(self.hops):
-            heads = {int(t) for v in frontier
-                     for t in graph.indices[graph.indptr[v]:graph.indptr[v + 1]]}
-            frontier = [t for t in sorted(heads) if not reached[t]]
-            reached[frontier] = True
-        return reached
-'''
+# the user's file: examples/khop.py under another name, without its own `register` (the command
+# line registers what the file defines)
+USER = (ROOT / "examples" / "khop.py").read_text().replace('name = "khop"', 'name = "near"') \
+    .replace("@register\n", "")
 
 
 # vertices 0, 6 and 11 are in no edge (Matrix Market: 1-based, n declared)
@@ -218,7 +156,7 @@ def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path)
     partition with another cpu share, with --relabel (the same values under the original ids),
     and on two MPI ranks (the same values as one process)."""
     from test_mpi import launch
-    common = ("--graph", isolated, "--algorithm", f"{user_file}:near", "--hops", "2", "--source",
+    common = ("--graph", isolated, "--algorithm", f"{user_file}:near", "--k", "2", "--source",
               "3", "--verify")
     plain, m = run_json(tmp_path, *common, "--device", "cpu", name="cpu")
     assert m["algorithm"] == "near" and m["verified"] is True and plain.dtype == bool
@@ -232,11 +170,11 @@ def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path)
     assert m["relabel"] == {"vertex_ids": 12} and m["graph"]["vertices"] < 12
     assert m["source"] == 3 and np.array_equal(relabelled, plain)
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:9", "--algorithm",
-                  f"{user_file}:near", "--hops", "3", "--source", "5", "--device", "emulated",
+                  f"{user_file}:near", "--k", "3", "--source", "5", "--device", "emulated",
                   "--quiet", "--verify", "--output", tmp_path / "two.npy")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    one, _ = run_json(tmp_path, "--graph", "rmat:9", "--algorithm", str(user_file), "--hops",
-                      "3", "--source", "5", "--device", "emulated", name="one")
+    one, _ = run_json(tmp_path, "--graph", "rmat:9", "--algorithm", str(user_file), "--k", "3",
+                      "--source", "5", "--device", "emulated", name="one")
     assert np.array_equal(np.load(tmp_path / "two.npy"), one)
 
 
@@ -319,7 +257,9 @@ def test_a_file_without_algorithms_or_an_unknown_name_is_a_usage_error(tmp_path,
 def test_relabel_refuses_an_algorithm_that_does_not_say_what_isolated_vertices_get(tmp_path,
                                                                                  isolated):
     path = tmp_path / "silent.py"
-    path.write_text(USER.replace("    isolated = False\n", ""))
+    silent = "\n".join(line for line in USER.splitlines() if "isolated = " not in line)
+    assert silent != USER
+    path.write_text(silent)
     proc = run_cli("--graph", isolated, "--algorithm", path,
                    "--source", "3", "--relabel")
     assert_usage_error(proc, "near", "no edge", "--relabel")
