@@ -1,6 +1,9 @@
-"""The callback API an algorithm implements (TOTEM's programming model, in Python).
+"""The engine protocol a program implements (TOTEM's programming model, in Python).
 
-Per superstep the engine runs one Mode of the algorithm on every partition:
+Once per run the engine calls `start()`, where a program sets its run-wide control state (the
+phase, the round, a bound: what `mode`, `finished` and `advance` read and write), then
+`init(part)` on every partition, which allocates the partition's state. Per superstep the engine
+runs one Mode of the program on every partition:
 
   push mode:  compute(part, step, mode, box)  -> the kernel writes messages for remote targets into
               `box.values` (an `Outbox`: one slot per ghost, pre-set to the message identity,
@@ -28,10 +31,9 @@ Callbacks do their work with the operators of bsp/operators.py and small functor
 engine's own kernels (`part.kernels(name)`: boxes, frontier counts, streamed chunks) come from
 `kernels_cpu/` or `kernels_gpu/`, whichever matches the partition's device.
 
-What the harness and the command line need of an algorithm is on its class too: `options`
-(command-line options, passed by name to `from_options`), `needs_weights`, `traversed_edges`
-(the TEPS numerator), `reference` (a serial computation of the result) and `verify`. The class is
-the registry entry (totem_py.algorithms.register).
+This is all the engine knows of a program. What the command line and the harness need (options,
+serial reference, verifier, TEPS count, memory cost, metrics) is declared by the product class,
+totem_py.Algorithm, a subclass of Program.
 """
 
 from dataclasses import dataclass
@@ -97,54 +99,17 @@ class Vote:
     sums: tuple = ()
 
 
-@dataclass(frozen=True)
-class Option:
-    """A command-line option an algorithm takes: its flag ("--k") and argparse's keywords; the
-    parsed value reaches `from_options` under argparse's destination name ("k")."""
-    flag: str
-    kwargs: dict
-
-
-class Algorithm:
+class Program:
     """Base class: subclasses set `name`, `modes` and implement the callbacks they use."""
-    name = "algorithm"
+    name = "program"
     modes = ()                 # Mode objects; the first is the default
-    needs_weights = False
+    needs_weights = False      # the views carry edge weights
     direction_optimizing = False   # if True the engine picks "push"/"pull" modes per step
-    options = ()               # Option objects: what the command line adds for it
 
-    @classmethod
-    def from_options(cls, graph, **options):
-        """The algorithm object for `graph` from the command line's (or run()'s) options, which
-        include every algorithm's: take those it declares, ignore the rest."""
-        return cls()
-
-    def traversed_edges(self, graph, values, records):
-        """Edges counted for TEPS (edges / time): by default |E|. A sum over vertices and
-        records: under MPI each rank counts its own vertices (`graph.out_degree` and `values`
-        are theirs, `graph.vertex_ids` their global ids) with the records and `graph.n_edges`
-        on rank 0 only (none and 0 elsewhere), and the ranks' counts are added."""
-        return graph.n_edges
-
-    def reference(self, graph):
-        """The result computed serially and independently of the engine (NumPy, no
-        partitions), for tests and the default `verify`."""
-        raise NotImplementedError(f"{self.name} has no serial reference")
-
-    def verify(self, graph, values):
-        """Check a result: None if it is right, else a one-line description of the first error
-        (or raise totem_py.VerificationError). By default, equal to `reference` (integers and
-        bools exactly, floats within 1e-6 relative and 1e-9 absolute)."""
-        want = np.asarray(self.reference(graph))
-        got = np.asarray(values)
-        if got.shape != want.shape:
-            return f"{self.name}: {got.shape} values, expected {want.shape}"
-        exact = want.dtype.kind in "biu"
-        bad = got != want if exact else ~np.isclose(got, want, rtol=1e-6, atol=1e-9)
-        if bad.any():
-            v = int(np.flatnonzero(bad)[0])
-            return f"{self.name}: vertex {v} has {got[v]}, the reference {want[v]}"
-        return None
+    def start(self):
+        """Once per run, before any partition's `init`: set the run-wide control state (what
+        `mode`, `finished` and `advance` keep between supersteps). Partition state belongs in
+        `init`."""
 
     def views(self):
         return sorted({m.view for m in self.modes})

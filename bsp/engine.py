@@ -128,6 +128,7 @@ class Engine:
     def _run(self, algorithm):
         t0 = time.perf_counter()
         parts = self.parts
+        algorithm.start()
         for part in parts:
             part.recycle()
             part.state = SimpleNamespace()

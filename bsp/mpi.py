@@ -923,7 +923,7 @@ class Ranks:
 
 
 class _Renumbered:
-    """A partition as `Algorithm.collect` sees it, its vertices numbered by their place in the
+    """A partition as `Program.collect` sees it, its vertices numbered by their place in the
     rank's concatenated vertex list (start, start + 1, ...) instead of their global ids."""
 
     def __init__(self, part, start):

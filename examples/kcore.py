@@ -7,6 +7,7 @@ vertices are summed per vertex at the source and travel as one message each. A d
 vertex's entries in the (symmetric) adjacency, self-loops included.
 
     python examples/kcore.py --graph rmat:14 --undirected --k 8 --partition HIGH --cpu-share 0.5
+    python -m totem_py.run --algorithm examples/kcore.py --graph rmat:14 --undirected --k 8
     mpirun -n 2 python examples/kcore.py --graph rmat:14 --undirected --k 8
 
 It takes every option of `python -m totem_py.run`; `--verify` compares with the NumPy peeling
@@ -20,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add,  # noqa: E402
-                 atomic_cas, receive, vertex_map)
-from bsp.api import Option  # noqa: E402
-from totem_py.algorithms import register  # noqa: E402
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, atomic_cas,  # noqa: E402
+                 receive, vertex_map)
+from totem_py import Algorithm  # noqa: E402
+from totem_py.algorithms import Option, register  # noqa: E402
 from totem_py.algorithms.common import collect  # noqa: E402
 from totem_py.errors import InputError  # noqa: E402
 
@@ -70,6 +71,11 @@ class KCore(Algorithm):
         if graph.directed:
             raise InputError("kcore needs an undirected graph (add --undirected)")
         return cls(k)
+
+    @property
+    def isolated(self):
+        """A vertex in no edge (left out by --relabel) has degree 0: in the core for K <= 0."""
+        return self.k <= 0
 
     def init(self, part):
         s = part.state

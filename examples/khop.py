@@ -7,6 +7,7 @@ each partition (Numba on the CPU, numba-cuda on a GPU), balance the work, keep t
 queues, record the remote vertices written and stream edges that do not fit a GPU.
 
     python examples/khop.py --graph rmat:14 --k 2 --source 5 --partition RAND --cpu-share 0.5
+    python -m totem_py.run --algorithm examples/khop.py --graph rmat:14 --k 2 --source 5
     mpirun -n 2 python examples/khop.py --graph rmat:14 --k 2 --source 5
 
 It takes every option of `python -m totem_py.run` (--device, --gpus, --gpu-memory, --verify,
@@ -20,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bsp import Algorithm, Frontier, Message, Mode, Vote, advance, atomic_max, put, receive  # noqa: E402
-from bsp.api import Option  # noqa: E402
-from totem_py.algorithms import register  # noqa: E402
+from bsp import Frontier, Message, Mode, Vote, advance, atomic_max, put, receive  # noqa: E402
+from totem_py import Algorithm  # noqa: E402
+from totem_py.algorithms import Option, register  # noqa: E402
 from totem_py.algorithms.common import SOURCE, collect, owned_lvid, source_vertex  # noqa: E402
 
 HOP = Message(np.int32, "max", 0)
@@ -45,6 +46,7 @@ class KHop(Algorithm):
     # `reached` carries one slot per remote vertex after the local ones: the outbox
     modes = (Mode("push", "out", "push", HOP, state="reached", records=True),)
     options = (SOURCE, Option("--k", dict(type=int, default=2, help="khop: hops (default 2)")))
+    isolated = False        # a vertex in no edge (left out by --relabel) is within K hops of none
 
     def __init__(self, source, k):
         self.source, self.k = source, k

@@ -24,8 +24,9 @@ import time
 from statistics import median
 
 from experiments.provenance import ROOT, header, provenance
+from totem_py.algorithms import ALGORITHMS as REGISTRY
 
-ALGORITHMS = "bfs,pagerank,sssp,cc,bc"
+ALGORITHMS = ",".join(REGISTRY)
 
 
 def start(args, cache, out):

@@ -19,8 +19,9 @@ of the peak RSS, reset through /proc/self/clear_refs, and tracemalloc's peak, wh
 allocations touched or not) and what it keeps. A least-squares fit over the sizes gives bytes per
 vertex, per edge and fixed (not negative) of each stage's peak and keep; the table printed last
 takes, coefficient by coefficient, the largest over the algorithms that ran the stage, for
-unweighted and weighted graphs, in the form of `STAGE_COSTS`. Edges are those of the stage's
-input (the stored edges for the undirected .npz).
+unweighted and weighted graphs, in the form of `STAGE_COSTS`, and each algorithm's run:ALG
+figures in the form of its class's `memory`. Edges are those of the stage's input (the stored
+edges for the undirected .npz).
 
     python -m experiments.memory_costs --json memory_costs.json
 """
@@ -37,8 +38,7 @@ import tracemalloc
 import numpy as np
 
 from experiments.provenance import header, provenance
-
-ALGORITHMS = ("bfs", "pagerank", "sssp", "cc", "bc")
+from totem_py.algorithms import ALGORITHMS
 # (vertices, edges): two edge counts at one vertex count and two vertex counts at one edge count
 SIZES = ((1 << 16, 4 << 20), (1 << 19, 4 << 20), (1 << 19, 1 << 20))
 LOAD_STAGES = ("load_npz", "load_npz_undirected", "load", "undirected", "partition")
@@ -105,7 +105,7 @@ def measure(n, m, algorithm, weighted, folder):
         stage(f"plan:{view}", lambda: plan.views(view))
     stage(f"run:{algorithm}", lambda: totem_py.run(graph, algorithm, plan=plan,
                                                    device="emulated", source=source,
-                                                   cpu_share=0.5).values)
+                                                   cpu_share=0.5).values)     # the class's
     return rows
 
 
@@ -172,7 +172,12 @@ def main(argv=None):
     print("\nSTAGE_COSTS: stage: unweighted, weighted; each ((peak B/vertex, B/edge, fixed B), "
           "(keep B/vertex, B/edge))")
     for stage, c in costs.items():
-        print(f"    {chr(34) + stage + chr(34) + ':':<22} ({c[False]}, {c[True]}),")
+        if not stage.startswith("run:"):
+            print(f"    {chr(34) + stage + chr(34) + ':':<22} ({c[False]}, {c[True]}),")
+    print("\neach algorithm's `memory` (its class's), as measured:")
+    for stage, c in costs.items():
+        if stage.startswith("run:"):
+            print(f"    {stage[4:]}: memory = ({c[False]}, {c[True]})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(prov, measurements=table,

@@ -4,8 +4,8 @@
 
 For every graph and algorithm it runs `python -m totem_py.run` once in one process and once per
 rank count under `mpirun -n R --bind-to none` with the same options, compares the `--output`
-arrays (bfs, cc and sssp exactly; pagerank to an L1 distance of 1e-4 and bc to a relative 1e-5,
-as the tests do: sums add up in another order), and prints both times and the per-rank compute,
+arrays with the algorithm's `compare` (integers exactly, floats to a relative 1e-5: sums add up
+in another order; where results depend on the plan, each run is verified instead), and prints both times and the per-rank compute,
 exchange, bytes sent and peak resident memory of the MPI run (`mpirun -n 1` runs the one-process
 command, on the .tcsr file). A graph file is converted to .tcsr
 first (`python -m totem_py.convert`): the ranks read that, the one process the original. Exit
@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.provenance import header, provenance
+from totem_py.algorithms import ALGORITHMS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,18 +39,10 @@ def find_mpirun():
 
 
 def compare(name, one, two):
-    """None if the results agree, else a note."""
-    if one.shape != two.shape:
-        return f"shape {one.shape} != {two.shape}"
-    if name in ("bfs", "cc", "sssp"):
-        bad = np.flatnonzero(~((one == two) | (np.isinf(one) & np.isinf(two))))
-    elif name == "pagerank":
-        err = float(np.abs(one - two).sum())
-        return None if err <= 1e-4 else f"L1 distance {err:.3g}"
-    else:
-        bad = np.flatnonzero(~np.isclose(one, two, rtol=1e-5, atol=1e-9))
-    return None if bad.size == 0 else (f"{bad.size} vertices differ, first {bad[0]}: "
-                                       f"{one[bad[0]]} != {two[bad[0]]}")
+    """None if the results agree, else a note (the algorithm's `compare`; none where its results
+    depend on the plan: those runs are verified)."""
+    cls = ALGORITHMS[name]
+    return cls.compare(one, two) if cls.same_on_every_plan else None
 
 
 def launch(cmd, env, what):
@@ -63,10 +56,13 @@ def launch(cmd, env, what):
 
 def check(args, launcher, env, common, graph, parallel, alg, tmp):
     """One algorithm on one graph: one process, then every rank count; returns the failures."""
+    verify = [] if ALGORITHMS[alg].same_on_every_plan else ["--verify"]
+
     def run(prefix, spec, label, extra=()):
         launch(prefix + [sys.executable, "-m", "totem_py.run", "--graph", spec, *common,
                          "--algorithm", alg, "--output", tmp / f"{label}.npy", "--json",
-                         tmp / f"{label}.json", *extra], env, f"{alg} on {graph}: the {label} run")
+                         tmp / f"{label}.json", *verify, *extra], env,
+               f"{alg} on {graph}: the {label} run")
         return np.load(tmp / f"{label}.npy"), json.loads((tmp / f"{label}.json").read_text())
     one, m1 = run([], graph, "one")
     failures = []
@@ -109,7 +105,7 @@ def main(argv=None):
     ap.add_argument("--graph", nargs="+", default=["rmat:20"],
                     help="generator specs or graph files (files are converted to .tcsr)")
     ap.add_argument("--directed", action="store_true", help="do not pass --undirected")
-    ap.add_argument("--algorithms", default="bfs,sssp,cc,pagerank,bc")
+    ap.add_argument("--algorithms", default=",".join(ALGORITHMS))
     ap.add_argument("--device", default="auto", help="auto, gpu, emulated, cpu")
     ap.add_argument("--partition", default="HIGH")
     ap.add_argument("--cpu-share", default="0.5")

@@ -38,6 +38,11 @@ class GraphSummary:
     directed: bool
     spec: str
     weights: np.ndarray | None
+    ids = None      # as a Graph's: the ranks' graph is never compacted
+
+    @property
+    def n_ids(self):
+        return self.n_vertices
 
     @classmethod
     def of(cls, graph):

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from totem_py import ahead, reference as ref, run
+from totem_py import ahead, run
+from totem_py.algorithms import bfs, sssp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +36,7 @@ def test_partitioner_kernels_as_python_give_the_same_results():
     references and the compiled kernels' plans."""
     g = ahead.small_graph(weighted=True, undirected=True)
     source = int(np.argmax(g.out_degree))
-    for alg, want in (("sssp", ref.sssp_distances(g, source)), ("bfs", ref.bfs_levels(g, source))):
+    for alg, want in (("sssp", sssp.distances(g, source)), ("bfs", bfs.levels(g, source))):
         with ahead.python_kernels():
             from kernels_cpu import plan
             assert not hasattr(plan.plan_fill, "serial")            # Python now

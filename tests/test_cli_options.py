@@ -1,5 +1,6 @@
-"""Options whose results must mean what users expect: --relabel, bc's --sources and --normalized
-(against networkx), CSV output, the default source, and complete help texts."""
+"""Options whose results must mean what users expect: --relabel's refusals (its values:
+test_registry.py), bc's --sources and --normalized (against networkx), CSV output, the default
+source, and complete help texts."""
 
 import ast
 import importlib
@@ -14,7 +15,8 @@ import numpy as np
 import pytest
 
 import totem_py
-from totem_py import Graph, reference as ref
+from totem_py import Graph
+from totem_py.algorithms import bc, bfs, sssp
 from totem_py.harness import default_source
 
 from test_cli import ROOT, assert_usage_error, run_cli
@@ -29,27 +31,6 @@ def run_json(tmp_path, *args, output="r.npy"):
     assert proc.returncode == 0, proc.stderr
     values = np.load(out) if output.endswith(".npy") else out.read_text()
     return values, json.loads(js.read_text())
-
-
-@needs_data
-@pytest.mark.parametrize("algorithm", ["cc", "bfs"])
-def test_relabel_gives_the_same_results_under_the_original_ids(tmp_path, algorithm):
-    graph = DATA / "wiki-Vote.txt.gz"
-    plain, m = run_json(tmp_path, "--graph", graph, "--algorithm", algorithm, "--verify")
-    relabelled, r = run_json(tmp_path, "--graph", graph, "--algorithm", algorithm, "--verify",
-                             "--relabel")
-    assert m["graph"]["vertices"] == 8298 and r["graph"]["vertices"] == 7115
-    assert r["relabel"] == {"vertex_ids": 8298}
-    assert np.array_equal(plain, relabelled)
-    assert r["source"] == m["source"] and r["supersteps"] == m["supersteps"]
-    if algorithm == "cc":       # 24 components among the vertices that are in edges
-        present = np.zeros(8298, dtype=bool)
-        g = totem_py.load(graph)
-        present[g.indices] = present[g.out_degree > 0] = True
-        assert len(np.unique(relabelled[present])) == 24
-    else:                       # the default source maps across, and so does a given one
-        _, r2 = run_json(tmp_path, "--graph", graph, "--relabel", "--source", 30)
-        assert r2["source"] == 30
 
 
 @needs_data
@@ -87,10 +68,10 @@ def test_bc_normalized_over_sampled_sources_equals_networkx():
 
 
 def test_betweenness_scale_counts_pairs():
-    scale = ref.betweenness_scale(5, [0, 1])    # 2 sources: pairs (k - 1)(n - 2) or k (n - 2)
+    scale = bc.scale(5, [0, 1])    # 2 sources: pairs (k - 1)(n - 2) or k (n - 2)
     assert np.allclose(scale, [1 / 3, 1 / 3, 1 / 6, 1 / 6, 1 / 6])
-    assert np.isnan(ref.betweenness_scale(5, [2])[2])
-    assert np.array_equal(ref.betweenness_scale(2, [0]), [1.0, 1.0])
+    assert np.isnan(bc.scale(5, [2])[2])
+    assert np.array_equal(bc.scale(2, [0]), [1.0, 1.0])
 
 
 def test_bc_sources_k_and_list(tmp_path):
@@ -101,7 +82,7 @@ def test_bc_sources_k_and_list(tmp_path):
     values, c = run_json(tmp_path, *spec, "--sources", "3,17,40", "--verify")
     assert c["sources"] == [3, 17, 40]
     g = totem_py.generate("rmat:8")
-    assert np.allclose(values, ref.betweenness(g, [3, 17, 40]))
+    assert np.allclose(values, bc.betweenness(g, [3, 17, 40]))
     _, everyone = run_json(tmp_path, *spec, "--sources", 10 ** 6)
     assert everyone["sources"] == list(range(256))
 
@@ -123,7 +104,7 @@ def test_output_csv_has_a_line_per_vertex(tmp_path):
     text, m = run_json(tmp_path, "--graph", "rmat:8", "--algorithm", "sssp", output="r.csv")
     lines = text.splitlines()
     assert lines[0] == "vertex,value" and len(lines) == 257
-    dist = ref.sssp_distances(totem_py.generate("rmat:8", weighted=True), m["source"])
+    dist = sssp.distances(totem_py.generate("rmat:8", weighted=True), m["source"])
     got = {int(v): float(x) for v, x in (line.split(",") for line in lines[1:])}
     assert [got[v] for v in range(256)] == dist.tolist()
     text, _ = run_json(tmp_path, "--graph", "rmat:8", "--algorithm", "bfs", output="r.csv")
@@ -134,7 +115,7 @@ def test_output_csv_has_a_line_per_vertex(tmp_path):
 def test_default_source_is_in_the_largest_component():
     g = totem_py.load(DATA / "email-Enron.txt.gz")
     source = default_source(g)
-    levels = ref.bfs_levels(g, source)
+    levels = bfs.levels(g, source)
     assert (levels >= 0).sum() > 0.9 * 33696      # the giant component's size
     # two components: a path 0-1-2 and a bigger one 3..9; any seed picks a vertex of the latter
     src, dst = [0, 1] + list(range(3, 9)), [1, 2] + list(range(4, 10))

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import totem_py
 from totem_py import Graph
-from totem_py import reference as ref
+from totem_py.algorithms import cc
 
 
 def edges_of(graph):
@@ -92,4 +92,4 @@ def test_converted_graphs_run_as_the_original():
     want = nx.single_source_shortest_path_length(d, 0)
     assert {v: int(levels[v]) for v in range(200) if levels[v] >= 0} == want
     s = Graph.from_scipy(g.to_scipy())
-    assert np.array_equal(totem_py.run(s, "cc", device="cpu").values, ref.components(g))
+    assert np.array_equal(totem_py.run(s, "cc", device="cpu").values, cc.components(g))

@@ -1,8 +1,9 @@
-"""The configuration matrix of the acceptance: every algorithm (PageRank in both forms: TOTEM's
-rounds and networkx's converged one) x HIGH/LOW/RAND x cpu share 1.0/0.7/0.3/0.0 x 1 and 2 GPU
-partitions x device cpu/emulated, against the serial references
-(totem_py.reference, themselves checked against scipy and networkx), on the toy graphs and on every
-graph of ../shared/data. One plan serves every algorithm and device of a configuration."""
+"""The configuration matrix of the acceptance: every registered built-in algorithm (and
+PageRank's other forms: networkx's converged one, split rounds) x HIGH/LOW/RAND x cpu share
+1.0/0.7/0.3/0.0 x 1 and 2 GPU partitions x device cpu/emulated, each result checked by its
+algorithm's verifier (the serial references it compares with are themselves checked against
+scipy and networkx in test_reference.py), on the toy graphs and on every graph of
+../shared/data. One plan serves every algorithm and device of a configuration."""
 
 import gc
 import os
@@ -15,10 +16,10 @@ import totem_py
 
 from bsp import EdgeOptions, Engine
 from partitioners import partition
-from totem_py import reference as ref
 from totem_py.backend import cuda_device_count
+from totem_py.errors import InputError, VerificationError
 from totem_py.graph import Graph
-from totem_py.algorithms import BC, BFS, CC, SSSP, PageRank, PageRankDelta
+from totem_py.algorithms import ALGORITHMS, BFS, CC, SSSP, PageRank, pagerank, sssp
 from totem_py.harness import default_source
 
 from toys import toy_graphs, with_random_weights
@@ -29,79 +30,52 @@ GPUS = (1, 2)
 DEVICES = ("cpu", "emulated")
 ITERATIONS = 5
 LARGE = 100_000
+MANY = 40               # supersteps: on graphs of LARGE edges, such runs at one mixed share only
 TOLERANCE = 1e-5        # PageRank-Delta's: its L1 bound, 5.7e-5, is tighter than pagerank's 1e-4
 TOL = 1e-6              # converged PageRank's (networkx's default): 30 rounds on chain, 75 on star
 DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REAL = sorted(p.name for p in DATA.glob("*.gz")) if DATA.is_dir() else []
+BUILT_IN = [cls for cls in ALGORITHMS.values() if cls.__module__.startswith("totem_py.algorithms.")]
+# more settings of an option, each run as one more algorithm by the classes that take it
+MORE = (dict(tol=TOL),)
 
 
-def expected(graph, source, tol=TOL):
-    """Reference answers, by algorithm `label` (`tol`: converged PageRank's)."""
-    out = {"pagerank": ref.pagerank(graph, ITERATIONS), "cc": ref.components(graph),
-           "pagerank_delta": ref.pagerank_limit(graph),
-           "pagerank_tol": ref.pagerank_converged(graph, tol)}
-    if source is not None:
-        out.update(bfs=ref.bfs_levels(graph, source), sssp=ref.sssp_distances(graph, source),
-                   bc=ref.betweenness(graph, [source]))
-    return out
+def algorithms(graph, source, tolerance=TOLERANCE, tol=TOL):
+    """[(label, algorithm)] of the matrix on `graph`: every built-in algorithm of the registry
+    made by its options (from `source`, ITERATIONS rounds, `tolerance`), again with each setting
+    of MORE that it takes (`tol`: converged PageRank), and PageRank with split rounds (the GPUs
+    doing the CPU-GPU edges, on by default where GPUs run GPU code), which no option chooses.
+    Algorithms that need a vertex the graph lacks (a source of an empty graph) are left out."""
+    options = dict(source=source, iterations=ITERATIONS, tolerance=tolerance, seed=0)
+    out = []
+    for cls in BUILT_IN:
+        takes = {o.dest for o in cls.options}
+        for more in ({},) + tuple(dict(m, tol=tol) if "tol" in m else m for m in MORE):
+            if set(more) <= takes:
+                try:
+                    alg = cls.from_options(graph, **options, **more)
+                except InputError:
+                    continue
+                out.append((" ".join([cls.name] + [f"--{k} {v}" for k, v in more.items()]),
+                            alg))
+    return out + [("pagerank split", PageRank(ITERATIONS, split=True))]
 
 
-def algorithms(source, delta=True, tolerance=TOLERANCE, converged=True, tol=TOL, bc=True):
-    """The algorithms of the matrix (PageRank twice: plain rounds and split ones); `delta`,
-    `converged` and `bc`: with PageRank-Delta, converged PageRank and BC (their many supersteps
-    are left out where the caller says), at `tolerance` and `tol`."""
-    # PageRank also with split rounds (the GPUs doing the CPU-GPU edges), on by default on GPUs
-    algs = [PageRank(ITERATIONS), PageRank(ITERATIONS, split=True), CC()] + \
-        ([PageRankDelta(tolerance)] if delta else []) + \
-        ([PageRank(tol=tol)] if converged else [])
-    if source is not None:
-        algs += [BFS(source), SSSP(source)] + ([BC([source])] if bc else [])
-    return algs
-
-
-def label(alg):
-    """The algorithm's key in `expected` and for `mismatch`: its name, pagerank_tol for
-    converged PageRank."""
-    return "pagerank_tol" if getattr(alg, "tol", None) is not None else alg.name
-
-
-def mismatch(name, got, want, tolerance=TOLERANCE):
-    """None if `got` matches the reference within the acceptance tolerance, else a note
-    (`name`: a `label`; `tolerance`: PageRank-Delta's, as it ran)."""
-    if got.shape != want.shape:
-        return f"shape {got.shape} != {want.shape}"
-    if name in ("bfs", "cc"):
-        bad = np.flatnonzero(got != want)
-    elif name == "pagerank":
-        err = np.abs(got - want).sum()
-        return None if err <= 1e-4 else f"L1 error {err:.3g}"
-    elif name == "pagerank_tol":     # the same round as the reference, sums in another order
-        if got.size and not abs(got.sum() - 1.0) <= 1e-9:
-            return f"ranks sum to {got.sum():.9g}"
-        bad = np.flatnonzero(~(np.abs(got - want) <= 1e-9 * want))
-    elif name == "pagerank_delta":     # `want` is the limit: the verifier's two properties
-        below = want - got
-        bad = np.flatnonzero(~(below >= -1e-9 * want - 1e-15))
-        if bad.size == 0:
-            err, bound = below.sum(), tolerance * 0.85 / 0.15
-            return None if err <= bound else f"L1 distance to the limit {err:.3g} > {bound:.3g}"
-    else:
-        both_inf = np.isinf(got) & np.isinf(want)
-        close = np.isclose(got, want, rtol=1e-5, atol=1e-9) | both_inf
-        bad = np.flatnonzero(~close)
-    return None if bad.size == 0 else f"{bad.size} vertices differ, first {bad[0]}: " \
-        f"{got[bad[0]]} != {want[bad[0]]}"
+def mismatch(alg, graph, got):
+    """None if the algorithm's verifier accepts `got` on `graph`, else its note."""
+    try:
+        return alg.verify(graph, got)
+    except VerificationError as exc:
+        return str(exc)
 
 
 def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOptions(),
-                 gpus_list=GPUS, hub_sort="degree", want=None, thin=False):
-    """`want`: expected(graph, default source), where the caller has it already. `thin`: on a
-    graph of LARGE edges or more, the whole matrix at one mixed share (SHARES[-2]) only; the
-    other shares with one GPU partition, on one of the devices, taking turns."""
+                 gpus_list=GPUS, hub_sort="degree", thin=False):
+    """`thin`: on a graph of LARGE edges or more, the whole matrix at one mixed share
+    (SHARES[-2]) only, the other shares with one GPU partition, on one of the devices, taking
+    turns, and without the algorithms that took MANY supersteps or more in the first run."""
     source = default_source(graph) if graph.n_vertices else None
-    if want is None:
-        want = expected(graph, source)
-    failures = []
+    failures, steps = [], {}
     turn = 0
     for share in shares:
         whole = not thin or graph.n_edges < LARGE or share == SHARES[-2]
@@ -115,15 +89,14 @@ def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOpti
                 on, turn = (on[turn % len(on)],), turn + 1
             for device in on:
                 engine = Engine(plan, device, edges=edges)
-                # PageRank-Delta's 60-80 supersteps, converged PageRank's, and BC's two per
-                # level (thousands on a road graph, about half of its test): on large graphs,
-                # one mixed share only
-                few = graph.n_edges < LARGE or share == SHARES[-2]
-                for alg in algorithms(source, few, converged=few, bc=few):
-                    got, _ = engine.run(alg)
-                    note = mismatch(label(alg), got, want[label(alg)])
+                for label, alg in algorithms(graph, source):
+                    if not whole and steps.get(label, 0) >= MANY:
+                        continue
+                    got, records = engine.run(alg)
+                    steps.setdefault(label, len(records))
+                    note = mismatch(alg, graph, got)
                     if note:
-                        failures.append(f"{label(alg)} {strategy} share={share} gpus={gpus} "
+                        failures.append(f"{label} {strategy} share={share} gpus={gpus} "
                                         f"{device} {edges.transfer} hub_sort={hub_sort}: {note}")
     assert not failures, "\n".join(failures)
 
@@ -150,26 +123,11 @@ def real_graph(name):
     return _loaded[name]
 
 
-_wanted = {}
-
-
-def real_expected(name):
-    """The references of real_graph(name) from its default source, computed once per module
-    rather than once per strategy (up to 3 s a strategy on web-NotreDame)."""
-    if name not in _wanted:
-        g = real_graph(name)
-        want = expected(g, default_source(g) if g.n_vertices else None)
-        for a in want.values():
-            a.setflags(write=False)      # shared by the strategies' tests: nothing may change it
-        _wanted[name] = want
-    return _wanted[name]
-
-
 @pytest.mark.skipif(not REAL, reason="../shared/data is not beside the checkout")
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("name", REAL)
 def test_real_graphs(name, strategy):
-    check_matrix(real_graph(name), strategy, want=real_expected(name), thin=True)
+    check_matrix(real_graph(name), strategy, thin=True)
 
 
 def test_results_do_not_depend_on_the_plan_seed():
@@ -188,12 +146,12 @@ def test_runs_on_one_engine_reuse_the_reset_push_box(device):
     g = with_random_weights(TOYS["rmat_small"], seed=2)
     engine = Engine(partition(g, "HIGH", 0.5, 2, seed=1), device)
     sources = [int(v) for v in np.argsort(-g.out_degree)[:2]] + [int(np.argmin(g.out_degree))]
-    for make, reference, state in ((BFS, ref.bfs_levels, "level"),
-                                   (SSSP, ref.sssp_distances, "dist")):
+    for make, state in ((BFS, "level"), (SSSP, "dist")):
         kept = []
         for s in sources:
-            got, _ = engine.run(make(s))
-            assert mismatch(make.name, got, reference(g, s)) is None, (make.name, s)
+            alg = make(s)
+            got, _ = engine.run(alg)
+            assert alg.compare(got, alg.reference(g)) is None, (make.name, s)
             arrays = [getattr(p.state, state) for p in engine.parts]
             assert all(p.clean_tail is not None and p.clean_tail[0] is a
                        for p, a in zip(engine.parts, arrays))
@@ -232,7 +190,7 @@ def test_no_cyclic_collection_inside_a_run():
         gc.set_threshold(*threshold)
     assert gc.isenabled()
     assert collections == []
-    assert mismatch("sssp", got, ref.sssp_distances(g, 0)) is None
+    assert SSSP.compare(got, sssp.distances(g, 0)) is None
 
 
 class CheckedMarks(SSSP):
@@ -274,7 +232,7 @@ def test_sssp_marks_start_over(device):
     for s in (0, 199):
         got, records = engine.run(FewMarks(s, delta=2.0))
         assert len(records) > 4 * FewMarks.marks
-        assert mismatch("sssp", got, ref.sssp_distances(g, s)) is None
+        assert SSSP.compare(got, sssp.distances(g, s)) is None
 
 
 @pytest.mark.parametrize("device", ["cpu", "emulated"])
@@ -292,7 +250,7 @@ def test_sssp_over_more_steps_than_its_flags_have_marks(device):
     for s in (0, n - 1):
         got, records = engine.run(CheckedMarks(s, delta=2.5))
         assert len(records) > 2 * 255
-        assert mismatch("sssp", got, ref.sssp_distances(g, s)) is None
+        assert SSSP.compare(got, sssp.distances(g, s)) is None
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -301,7 +259,7 @@ def test_pagerank_split_rounds(device):
     CPU reads only its own): two supersteps a round, TEPS counting rounds, far fewer messages
     than plain rounds and the same ranks; off by default on host devices and directed graphs."""
     g = totem_py.generate("rmat:9", undirected=True)
-    want = ref.pagerank(g, ITERATIONS)
+    want = pagerank.rounds(g, ITERATIONS)
     plan = partition(g, "HIGH", 0.5, 1, seed=1)
     runs = {}
     for split in (None, True):
@@ -361,7 +319,7 @@ def test_sssp_buckets_double_while_the_far_lists_shrink():
     fixed = SSSP(source)
     fixed.finished = lambda total: total.active == 0 and not _fixed_bucket(fixed, total.key)
     runs = [totem_py.run(g, alg, cpu_share=1.0, device="cpu") for alg in (SSSP(source), fixed)]
-    assert np.array_equal(runs[0].values, ref.sssp_distances(g, source))
+    assert np.array_equal(runs[0].values, sssp.distances(g, source))
     assert np.array_equal(runs[1].values, runs[0].values)
     assert runs[0].metrics["supersteps"] < runs[1].metrics["supersteps"]
 

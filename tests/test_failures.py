@@ -26,12 +26,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from totem_py import reference
+from totem_py.algorithms import pagerank
 from totem_py.errors import InputError, VerificationError, available_memory
 from totem_py.generators import generate
 from totem_py.graph import Graph
 from totem_py.io import NPZ_FORMAT, NPZ_VERSION, load, save_npz
-from totem_py.verify import verify_pagerank
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -455,29 +454,29 @@ def test_pagerank_verifier_sees_two_swapped_vertices():
     import totem_py
     g = generate("rmat:12")
     ranks = totem_py.run(g, "pagerank", iterations=5, device="emulated").values
-    verify_pagerank(g, 5, ranks)                 # the engine's own answer passes
+    pagerank.verify_rounds(g, 5, ranks)                 # the engine's own answer passes
     bad = ranks.copy()
     bad[[1, 2]] = bad[[2, 1]]
     with pytest.raises(VerificationError, match="2 of 4096 vertices"):
-        verify_pagerank(g, 5, bad)
+        pagerank.verify_rounds(g, 5, bad)
 
 
 def test_pagerank_verifier_sees_157_zeroed_vertices():
     g = generate("rmat:18")
-    ranks = reference.pagerank(g, 5)
+    ranks = pagerank.rounds(g, 5)
     ranks = (ranks * (1 + 1e-7 * np.random.default_rng(0).standard_normal(ranks.size)))
-    verify_pagerank(g, 5, ranks)                 # float32-sized noise passes
+    pagerank.verify_rounds(g, 5, ranks)                 # float32-sized noise passes
     ranks[np.random.default_rng(1).choice(g.n_vertices, 157, replace=False)] = 0
     with pytest.raises(VerificationError, match="157 of 262144 vertices"):
-        verify_pagerank(g, 5, ranks)
+        pagerank.verify_rounds(g, 5, ranks)
 
 
 def test_pagerank_verifier_counts_rounds():
     g = generate("rmat:10")
     with pytest.raises(VerificationError):
-        verify_pagerank(g, 5, reference.pagerank(g, 6))
+        pagerank.verify_rounds(g, 5, pagerank.rounds(g, 6))
     with pytest.raises(VerificationError):
-        verify_pagerank(g, 5, np.full(g.n_vertices, np.nan))
+        pagerank.verify_rounds(g, 5, np.full(g.n_vertices, np.nan))
 
 
 # ---------------------------------------------------------------- 9. messages

@@ -73,7 +73,9 @@ def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
 def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks, tmp_path):
     """`python -m experiments.mpi_check` in one launch per rank count (tests/mpi_driver.py
     acceptance): 3 generated graphs and 4 of ../shared/data converted to .tcsr (3 at 4 ranks;
-    those of them that are there), 5 algorithms."""
+    those of them that are there), every built-in algorithm of the registry."""
+    from totem_py.algorithms import ALGORITHMS
+    algorithms = [c for c in ALGORITHMS.values() if c.__module__.startswith("totem_py.algorithms.")]
     report = tmp_path / "report.json"
     proc = launch(ranks, "tests/mpi_driver.py", report, "acceptance")
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -81,7 +83,8 @@ def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks,
     real = ["facebook_combined.txt.gz", "wiki-Vote.txt.gz", "rome99.gr.gz", "road-usroads.mtx.gz"]
     want = ["rmat:12", "rmat:11", "uniform:11"] + [
         f for f in real[:4 if ranks <= 2 else 3] if (SHARED / f).exists()]
-    assert r["ranks"] == ranks and r["graphs"] == want and r["runs"] == 5 * len(want)
+    assert r["ranks"] == ranks and r["graphs"] == want
+    assert r["runs"] == len(algorithms) * len(want) >= 6 * len(want)
     assert not r["failures"], "\n".join(r["failures"])
 
 
@@ -177,6 +180,28 @@ def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
     r = nx.pagerank(G, tol=1e-9)
     got = np.load(tmp_path / "two.npy")
     assert np.abs(got - np.array([r[v] for v in range(got.size)])).max() <= 1e-12
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp_path):
+    """bc --sources K --normalized: the ranks draw the same K sources from the whole graph's
+    vertices and divide by the whole graph's pairs (each rank's share of the vertices is
+    smaller, and holds some of the sources only), as one process does; under --verify too."""
+    common = ["--graph", "rmat:10", "--algorithm", "bc", "--sources", "5", "--normalized",
+              "--partition", "RAND", "--device", "emulated", "--quiet"]
+    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
+                          tmp_path / "one.npy", "--json", tmp_path / "one.json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert one.returncode == 0, one.stderr
+    proc = launch(ranks, "-m", "totem_py.run", *common, "--verify", "--output",
+                  tmp_path / "many.npy", "--json", tmp_path / "many.json")
+    assert proc.returncode == 0, proc.stderr
+    m1, m = (json.loads((tmp_path / f"{k}.json").read_text()) for k in ("one", "many"))
+    assert m["ranks"] == ranks and m["verified"] is True and m["normalized"] is True
+    assert m["sources"] == m1["sources"] and len(m["sources"]) == 5
+    want, got = np.load(tmp_path / "one.npy"), np.load(tmp_path / "many.npy")
+    assert want.size == got.size == 1024 and (want > 0).sum() > 50
+    assert np.allclose(got, want, rtol=1e-9, atol=0)
 
 
 def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):

@@ -140,7 +140,7 @@ def test_frontier_queues(backend):
     from bsp.partition import make_partition
     from partitioners import partition
     from toys import toy_graphs
-    from totem_py import reference as ref
+    from totem_py.algorithms import bfs
     from totem_py.algorithms.bfs import UNVISITED, claim
 
     g = toy_graphs()["rmat_small"]
@@ -149,7 +149,7 @@ def test_frontier_queues(backend):
     part.operator_package = backend.operators
     part.view("out")
     source = int(np.argmax(g.out_degree))
-    want = ref.bfs_levels(g, source)
+    want = bfs.levels(g, source)
     gvid = plan.gvids[0]
     with part.context():
         level = part.to_device(np.full(part.n_local, UNVISITED, np.int32))

@@ -20,10 +20,9 @@ import totem_py
 from bsp import EdgeOptions, Engine, Vote
 from bsp.engine import tally
 from partitioners import partition
-from totem_py import Graph, reference as ref
-from totem_py.algorithms import PageRank
+from totem_py import Graph
+from totem_py.algorithms import PageRank, pagerank
 from totem_py.errors import VerificationError
-from totem_py.verify import verify, verify_pagerank_converged
 
 from test_cli import assert_usage_error, run_cli
 from toys import toy_graphs
@@ -86,7 +85,7 @@ def test_toys_equal_networkx(name):
         want = networkx_ranks(g, tol, max_iter=1000)
         diff, _ = run_matrix(g, tol, want, max_iter=1000)
         assert diff <= 1e-6 * want.min()       # float32 contributions: far below 1e-6
-        np.testing.assert_allclose(ref.pagerank_converged(g, tol, max_iter=1000), want,
+        np.testing.assert_allclose(pagerank.converged(g, tol, max_iter=1000), want,
                                    rtol=1e-12, atol=1e-15)
 
 
@@ -99,7 +98,7 @@ def real(name):
     if name not in _networkx:
         g = totem_py.load(DATA / name)
         _networkx[name] = g, {tol: networkx_ranks(g, tol) if name != LARGE or tol == TOLS[0]
-                              else ref.pagerank_converged(g, tol) for tol in TOLS}
+                              else pagerank.converged(g, tol) for tol in TOLS}
     return _networkx[name]
 
 
@@ -111,10 +110,10 @@ def test_real_graphs_equal_networkx(name):
     for tol in TOLS:
         diff, rounds = run_matrix(g, tol, want[tol])
         assert rounds > 1 and diff <= 1e-12
-        np.testing.assert_allclose(ref.pagerank_converged(g, tol), want[tol], rtol=1e-10,
+        np.testing.assert_allclose(pagerank.converged(g, tol), want[tol], rtol=1e-10,
                                    atol=1e-15)
     # TOTEM's form is not networkx's: rank leaks out through vertices without out-edges
-    assert ref.pagerank(g, 5).sum() < 0.99 or not (g.out_degree == 0).any()
+    assert pagerank.rounds(g, 5).sum() < 0.99 or not (g.out_degree == 0).any()
 
 
 # ---------------------------------------------------------------- the verifier
@@ -123,35 +122,35 @@ def test_verifier_accepts_networkx_and_rejects_wrong_ranks():
     g = toy_graphs()["rmat_small"]
     tol = 1e-6
     nxr = networkx_ranks(g, tol)
-    verify_pagerank_converged(g, tol, nxr)
-    verify("pagerank", g, nxr, tol=tol)
-    totem = ref.pagerank(g, 5)
+    pagerank.verify_converged(g, tol, nxr)
+    assert PageRank(tol=tol).verify(g, nxr) is None
+    totem = pagerank.rounds(g, 5)
     with pytest.raises(VerificationError, match="sum to"):
-        verify_pagerank_converged(g, tol, totem)          # TOTEM's form: mass lost
+        pagerank.verify_converged(g, tol, totem)          # TOTEM's form: mass lost
     with pytest.raises(VerificationError, match="sum to"):
-        verify_pagerank_converged(g, tol, totem / totem.sum() * 0.999)
+        pagerank.verify_converged(g, tol, totem / totem.sum() * 0.999)
     swapped = nxr.copy()
     hi, lo = int(np.argmax(nxr)), int(np.argmin(nxr))
     swapped[[hi, lo]] = swapped[[lo, hi]]               # sums to 1, above the floor
     with pytest.raises(VerificationError, match="vertex|distance"):
-        verify_pagerank_converged(g, tol, swapped)
+        pagerank.verify_converged(g, tol, swapped)
     a, b = np.argsort(-nxr)[:2]
     nudged = nxr.copy()                                 # within the L1 bound, 1e-4 off
     nudged[a] += 1e-4 * nxr[a]
     nudged[b] -= 1e-4 * nxr[a]
     with pytest.raises(VerificationError, match=f"worst vertex ({a}|{b}) "):
-        verify_pagerank_converged(g, tol, nudged)
+        pagerank.verify_converged(g, tol, nudged)
     with pytest.raises(VerificationError, match="round|distance"):
-        verify_pagerank_converged(g, tol, ref.pagerank_converged(g, 1e-3))   # stopped early
+        pagerank.verify_converged(g, tol, pagerank.converged(g, 1e-3))   # stopped early
     with pytest.raises(VerificationError, match="teleport"):
         floor = nxr.copy()
         floor[lo] = 0.0
         floor[hi] += nxr[lo]
-        verify_pagerank_converged(g, tol, floor)
+        pagerank.verify_converged(g, tol, floor)
     with pytest.raises(VerificationError, match="nan"):
-        verify_pagerank_converged(g, tol, np.full(g.n_vertices, np.nan))
+        pagerank.verify_converged(g, tol, np.full(g.n_vertices, np.nan))
     with pytest.raises(VerificationError, match="one value per vertex"):
-        verify_pagerank_converged(g, tol, nxr[:-1])
+        pagerank.verify_converged(g, tol, nxr[:-1])
 
 
 def test_verifier_follows_max_iter_when_not_converged():
@@ -161,14 +160,14 @@ def test_verifier_follows_max_iter_when_not_converged():
     m = got.metrics
     assert m["converged"] is False and m["rounds"] == 7 and m["supersteps"] == 8
     assert m["iterations"] == 7 and m["tol"] == 1e-10
-    verify_pagerank_converged(g, 1e-10, got.values, max_iter=7)
+    pagerank.verify_converged(g, 1e-10, got.values, max_iter=7)
     with pytest.raises(VerificationError):
-        verify_pagerank_converged(g, 1e-10, got.values, max_iter=8)
+        pagerank.verify_converged(g, 1e-10, got.values, max_iter=8)
 
 
 def test_verifier_accepts_the_empty_graph():
     g = toy_graphs()["empty"]
-    verify_pagerank_converged(g, 1e-6, np.empty(0))
+    pagerank.verify_converged(g, 1e-6, np.empty(0))
     assert totem_py.run(g, "pagerank", tol=1e-6, device="emulated").values.size == 0
 
 
@@ -190,7 +189,7 @@ def test_python_api_defaults():
     r = totem_py.run(g, "pagerank", device="emulated")     # TOTEM's form, unchanged
     assert r.metrics["iterations"] == 5 and r.metrics["supersteps"] == 5
     assert r.metrics["tol"] is None and r.metrics["converged"] is None
-    assert np.allclose(r.values, ref.pagerank(g, 5), rtol=1e-6)
+    assert np.allclose(r.values, pagerank.rounds(g, 5), rtol=1e-6)
     with pytest.raises(ValueError):
         PageRank(tol=0.0)
 

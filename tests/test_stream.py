@@ -17,8 +17,7 @@ from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
 from partitioners import partition
 from totem_py import generate
-from totem_py import reference as ref
-from totem_py.algorithms import SSSP
+from totem_py.algorithms import SSSP, sssp
 from totem_py.algorithms.sssp import default_delta
 from totem_py.errors import InputError
 from totem_py.harness import default_source, run
@@ -368,7 +367,7 @@ def test_auto_keeps_the_staging_room_resident_until_a_copy_pays(monkeypatch):
     engine = Engine(partition(g, "HIGH", cpu_share=0.0, gpus=1), "emulated",
                     edges=EdgeOptions("auto", **streaming(g)))
     source = default_source(g)
-    want = ref.sssp_distances(g, source)
+    want = sssp.distances(g, source)
     for _ in range(2):
         view = engine.parts[0].view("out", True)
         view.prepare(True)

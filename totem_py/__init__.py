@@ -14,7 +14,7 @@ import types
 from .errors import InputError, VerificationError
 from .graph import Graph
 
-__all__ = ["Graph", "InputError", "VerificationError", "load", "generate", "run"]
+__all__ = ["Algorithm", "Graph", "InputError", "VerificationError", "load", "generate", "run"]
 __version__ = "0.1.0"
 
 
@@ -34,7 +34,13 @@ class _Package(types.ModuleType):
     """`totem_py.run` is the function totem_py.harness.run (imported on first use, so that
     importing the package stays light), also after the command's module of the same name,
     totem_py.run, has been imported: the import machinery's assignment of that module to the
-    package attribute is ignored (the module stays in sys.modules)."""
+    package attribute is ignored (the module stays in sys.modules). `totem_py.Algorithm`, the
+    base class of the algorithms (totem_py/algorithms/base.py), is imported on first use too."""
+
+    @property
+    def Algorithm(self):
+        from .algorithms import Algorithm
+        return Algorithm
 
     @property
     def run(self):

@@ -32,7 +32,8 @@ SMALL = 2048            # vertices of the small graph
 
 
 def start(algorithm, device, **settings):
-    """The compiling process for a run of `algorithm` (a registered name) on `device` with the
+    """The compiling process for a run of `algorithm` (a registered name, or a file's:
+    algorithms.base.find) on `device` with the
     harness keywords `settings` (partition, cpu_share, gpus, hub_sort, algorithm options), or
     None where there is nothing to gain: the cache holds the engine's kernels, the device is a
     GPU (its kernels compile elsewhere), no second core is free, or TOTEM_COMPILE_AHEAD=0.
@@ -169,11 +170,12 @@ def compile_twins():
 
 def main(argv=None):
     job = json.loads((argv or sys.argv[1:])[0])
+    from .algorithms.base import find
     from .harness import run
     graph = small_graph(job.pop("weighted"), job.pop("undirected"))
     parallel_forms()        # first: the first process runs them
     with python_kernels():
-        run(graph, job.pop("algorithm"), **job)
+        run(graph, find(job.pop("algorithm")), **job)
     compile_twins()
     return 0
 

@@ -52,6 +52,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from bsp import atomic_add
 from bsp.transfer_model import (LINE_BYTES, INDEX_BYTES, Profile, profile_path, save_profile)
 
 from .errors import InputError
@@ -282,20 +283,34 @@ def measure_zerocopy(gpu, quick):
                 misaligned=misaligned_Bps, buffer_bytes=nbytes)
 
 
+def in_share(v, u, w, contrib, rank, base, damping):
+    """A row's edge (pull): the float32 share its source sends."""
+    return contrib[u]
+
+
+def store_rank(v, total, contrib, rank, base, damping):
+    rank[v] = base + damping * total
+
+
+def push_share(s, t, w, residual, share, n_local):
+    """An edge of a queued vertex (push): its share added to the target's residual."""
+    return atomic_add(residual, t, share[s]) == 0.0 and t >= n_local
+
+
 def kernel_calls(ops, xp, indptr, n):
     """The two mappings measure_kernels times, as calls of an operator backend `ops`
     (kernels_gpu.operators on a GPU; arrays of the array module `xp`) over every row of a CSR
-    of n rows, each taking the CSR's indices: "rows", PageRank's pull (its functors; a warp per
-    row on a GPU), and "edges", PageRank-Delta's push over a queue of every vertex (a thread per
-    edge). Also returns their state: (contributions, ranks, shares, residuals)."""
-    from totem_py.algorithms import pagerank, pagerank_delta
+    of n rows, each taking the CSR's indices: "rows", a pull summing float32 shares into a
+    float64 rank per row (a warp per row on a GPU: the PageRank rounds' functors), and "edges",
+    a push over a queue of every vertex adding float64 shares with atomics (a thread per edge:
+    PageRank-Delta's functor). Also returns their state: (contributions, ranks, shares,
+    residuals)."""
     contrib, rank = xp.ones(n, xp.float32), xp.zeros(n, xp.float64)
     share, residual = xp.full(n, 1e-12), xp.zeros(n)
     queue = xp.arange(n, dtype=xp.int64)
-    calls = {"rows": lambda ind: ops.pull(pagerank.in_contribution, indptr, ind, None, 0, n,
-                                          (contrib, rank, 0.15, 0.85),
-                                          apply_fn=pagerank.new_rank),
-             "edges": lambda ind: ops.advance(pagerank_delta.push, indptr, ind, None, n, queue, n,
+    calls = {"rows": lambda ind: ops.pull(in_share, indptr, ind, None, 0, n,
+                                          (contrib, rank, 0.15, 0.85), apply_fn=store_rank),
+             "edges": lambda ind: ops.advance(push_share, indptr, ind, None, n, queue, n,
                                               (), None, None, (residual, share, n))}
     return calls, (contrib, rank, share, residual)
 
@@ -444,7 +459,7 @@ def main(argv=None):
 
         progress.phase("the engine's kernels over mapped and device edges")
         kern = measure_kernels(gpu, args.quick)
-        say(f"the engine's PageRank kernels over every row of {kern['graph']} undirected "
+        say(f"the engine's operators over every row of {kern['graph']} undirected "
             f"({kern['edges']} edges), edge bytes / s (GB/s)")
         say(f"{'kernel':>8} {'mapped':>8} {'device':>8}")
         for kind, name in (("rows", "pull"), ("edges", "push")):

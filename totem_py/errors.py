@@ -15,9 +15,10 @@ class VerificationError(Exception):
 # Host bytes of each stage of a run, for an unweighted and a weighted graph: ((peak above what
 # the stage starts from: per vertex, per edge, fixed), (what it keeps for the stages after it: per
 # vertex, per edge)). Edges are the stage's input edges (an undirected .npz: the stored ones).
-# "plan:VIEW" builds the partitions' local CSRs of one view, "run:ALG" runs one algorithm.
-# Measured by `python -m experiments.memory_costs` on the 2-core machine, emulated device
-# (docs/results/memory_costs_2core.txt): each figure the largest over the algorithms.
+# "plan:VIEW" builds the partitions' local CSRs of one view; running an algorithm is a stage
+# ("run", its class's figures: Algorithm.memory). Measured by `python -m
+# experiments.memory_costs`, emulated device (docs/results/memory_costs_2core.txt): each figure
+# the largest over the algorithms.
 STAGE_COSTS = {
     "load_npz":            (((8, 5, 899668), (9, 5)), ((9, 14, 95145), (9, 13))),
     "load_npz_undirected": (((9, 35, 20467), (9, 5)), ((9, 52, 23759), (9, 13))),
@@ -26,21 +27,22 @@ STAGE_COSTS = {
     "partition":           (((53, 0, 2146856), (17, 0)), ((53, 0, 2146842), (17, 1))),
     "plan:in":             (((59, 9, 0), (28, 9)), ((59, 25, 0), (28, 25))),
     "plan:out":            (((52, 5, 0), (23, 5)), ((52, 13, 0), (23, 13))),
-    "run:bfs":             (((96, 6, 0), (83, 6)), ((96, 6, 0), (83, 6))),
-    "run:pagerank":        (((94, 7, 0), (66, 7)), ((94, 15, 0), (66, 15))),
-    "run:sssp":            (((160, 29, 0), (146, 29)), ((124, 9, 0), (110, 9))),
     "plan:both":           (((17, 20, 20873730), (34, 17)), ((17, 52, 20873888), (34, 49))),
-    "run:cc":              (((197, 10, 0), (169, 10)), ((197, 18, 0), (169, 18))),
-    "run:bc":              (((138, 5, 0), (124, 5)), ((138, 5, 0), (124, 5))),
 }
 _WORK = {"load": "loading", "load_npz": "loading", "load_npz_undirected": "loading",
          "undirected": "symmetrising", "partition": "partitioning", "plan": "planning",
          "run": "running"}
 
 
+def _name(stage):
+    return stage if isinstance(stage, str) else stage[0]
+
+
 def _costs(stage, weighted):
-    """A stage's figures; a kind alone ("run") or an unmeasured one ("run:khop"): the largest of
-    that kind's."""
+    """A stage's figures: a (name, figures) pair's, else STAGE_COSTS'; a kind alone ("plan") or
+    an unmeasured one: the largest of that kind's."""
+    if not isinstance(stage, str):
+        return stage[1][weighted]
     if stage in STAGE_COSTS:
         return STAGE_COSTS[stage][weighted]
     kind = stage.split(":")[0]
@@ -49,9 +51,10 @@ def _costs(stage, weighted):
 
 
 def stage_bytes(n_vertices, n_edges, weighted, stages):
-    """Peak host bytes of running `stages` (keys of STAGE_COSTS, or their kinds) in order on a
-    graph of this size: the largest, over the stages, of what the earlier ones keep plus the
-    stage's peak. After "undirected" the later stages see twice the edges."""
+    """Peak host bytes of running `stages` (keys of STAGE_COSTS or their kinds, or (name,
+    figures) pairs in the form of STAGE_COSTS' values) in order on a graph of this size: the
+    largest, over the stages, of what the earlier ones keep plus the stage's peak. After
+    "undirected" the later stages see twice the edges."""
     kept = peak = 0
     m = n_edges
     for stage in stages:
@@ -69,7 +72,7 @@ def check_stages(n_vertices, n_edges, weighted, stages, path=None, available=Non
     need = stage_bytes(n_vertices, n_edges, weighted, stages)
     avail = available_memory() if available is None else available
     if avail is not None and need > avail:
-        steps = list(dict.fromkeys(_WORK[s.split(":")[0]] for s in stages))
+        steps = list(dict.fromkeys(_WORK[_name(s).split(":")[0]] for s in stages))
         doing = ", ".join(steps[:-1]) + " and " + steps[-1] if len(steps) > 1 else steps[0]
         raise InputError(f"{doing} a graph of {n_vertices} vertices and {n_edges} edges needs "
                          f"about {gib(need)} GiB, {gib(avail)} GiB available", path)

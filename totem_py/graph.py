@@ -26,7 +26,8 @@ def _frozen(a):
 class Graph:
     """A directed graph in CSR form. Undirected graphs store both directions of each edge."""
 
-    def __init__(self, indptr, indices, weights=None, spec="", directed=True):
+    def __init__(self, indptr, indices, weights=None, spec="", directed=True, ids=None,
+                 n_ids=None):
         indptr = np.asarray(indptr, dtype=np.int64)
         n_vertices = indptr.size - 1
         if n_vertices < 0 or indptr[0] != 0 or indptr[-1] != len(indices):
@@ -36,6 +37,10 @@ class Graph:
         self.weights = None if weights is None else _frozen(np.asarray(weights, dtype=np.float64))
         self.spec = spec
         self.directed = directed
+        # a compacted graph's (`compacted`): the original id of each vertex, and how many ids
+        # the original had (its vertices in no edge too)
+        self.ids = ids
+        self._n_ids = n_ids
         self._reverse = None
 
     @property
@@ -45,6 +50,12 @@ class Graph:
     @property
     def n_edges(self):
         return int(self.indptr[-1])
+
+    @property
+    def n_ids(self):
+        """The vertex ids the graph's results cover: n_vertices, and for a compacted graph the
+        vertices in no edge it leaves out too (ids n_vertices .. n_ids - 1, after its own)."""
+        return self.n_vertices if self._n_ids is None else self._n_ids
 
     @property
     def out_degree(self):
@@ -97,7 +108,9 @@ class Graph:
 
     def compacted(self):
         """(graph, ids): this graph without the vertices that are in no edge, the others renumbered
-        in increasing id order; `ids[new_id]` is the old id (`--relabel`)."""
+        in increasing id order; `ids[new_id]` is the old id (`--relabel`). The graph keeps `ids`
+        and the old vertex count (`n_ids`): it stands for every old vertex, those in no edge
+        numbered after its own (`with_isolated`, `original_order`)."""
         present = np.zeros(self.n_vertices, dtype=bool)
         present[self.indices] = True
         present[self.out_degree > 0] = True
@@ -106,8 +119,27 @@ class Graph:
         new_id[ids] = np.arange(ids.size)
         # the rows dropped are empty, so the kept rows' edges stay where they are
         graph = Graph(np.append(self.indptr[ids], self.n_edges), new_id[self.indices],
-                      self.weights, self.spec, self.directed)
+                      self.weights, self.spec, self.directed, ids=ids, n_ids=self.n_ids)
         return graph, ids
+
+    def with_isolated(self):
+        """The graph with the vertices in no edge that it leaves out, numbered after its own
+        (the whole graph up to the order of ids; itself when it leaves none out)."""
+        if self.n_ids == self.n_vertices:
+            return self
+        indptr = np.concatenate([self.indptr, np.full(self.n_ids - self.n_vertices,
+                                                      self.n_edges)])
+        return Graph(indptr, self.indices, self.weights, self.spec, self.directed)
+
+    def original_order(self):
+        """The original id of every id of `with_isolated()` (the stored vertices', then those of
+        the vertices in no edge, each in increasing order); arange(n_ids) for a graph that was
+        not compacted."""
+        if self.ids is None:
+            return np.arange(self.n_ids)
+        left_out = np.ones(self.n_ids, dtype=bool)
+        left_out[self.ids] = False
+        return np.concatenate([self.ids, np.flatnonzero(left_out)])
 
     @classmethod
     def from_scipy(cls, matrix, directed=True, spec="scipy"):
@@ -176,7 +208,8 @@ class Graph:
         return out
 
     def with_weights(self, weights):
-        return Graph(self.indptr, self.indices, weights, self.spec, self.directed)
+        return Graph(self.indptr, self.indices, weights, self.spec, self.directed, self.ids,
+                     self._n_ids)
 
     def __repr__(self):
         w = ", weighted" if self.weights is not None else ""

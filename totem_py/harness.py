@@ -25,11 +25,11 @@ from types import SimpleNamespace
 import numpy as np
 
 import kernels_cpu
-from bsp import Algorithm, EdgeOptions, Engine
+from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
-from .algorithms import ALGORITHMS
+from .algorithms import ALGORITHMS, Algorithm
 from .backend import resolve_device
 from .errors import InputError, VerificationError, check_stages
 
@@ -92,9 +92,9 @@ def agree(comm, fn, root_only=False):
 
 def make_algorithm(name, graph, source=None, iterations=None, seed=0, tolerance=0.01,
                    **options):
-    """An Algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
+    """An algorithm object from its registered name (totem_py.algorithms.ALGORITHMS) and the
     run's options, which its class's `from_options` takes what it needs from; returns
-    (algorithm, its source vertex or None). An Algorithm object passes through."""
+    (algorithm, its source vertex or None). An algorithm object passes through."""
     if isinstance(name, Algorithm):
         return name, getattr(name, "source", source)
     cls = ALGORITHMS.get(name)
@@ -115,7 +115,10 @@ def check_result(alg, graph, values):
 def prepare_graph(graph, algorithm):
     """Unit weights for algorithms that need weights on an unweighted graph; reject negative and
     NaN weights, naming the edge by its vertices (a file's readers name its line instead:
-    `load(..., nonnegative=True)`)."""
+    `load(..., nonnegative=True)`); refuse a graph that leaves out its vertices in no edge
+    (`Graph.compacted`) for an algorithm that does not say what they get."""
+    if graph.n_ids > graph.n_vertices:
+        algorithm.check_relabel()
     if not getattr(algorithm, "needs_weights", False):
         return graph
     if graph.weights is None:
@@ -130,10 +133,10 @@ def prepare_graph(graph, algorithm):
 
 def memory_stages(alg, directed=True):
     """The stages after loading whose host memory errors.check_stages counts for `alg` (an
-    Algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
+    algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
     undirected graph), its run."""
     views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
-    return ("partition",) + tuple(f"plan:{v}" for v in views) + (f"run:{alg.name}",)
+    return ("partition",) + tuple(f"plan:{v}" for v in views) + (("run", alg.memory_cost()),)
 
 
 def gpu_budget(device, gpu_memory):
@@ -234,13 +237,18 @@ def components_algorithm():
 
 
 def weak_components(graph):
-    """A label per vertex of a graph in memory, equal within each weakly connected component
-    (SciPy's traversal)."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import connected_components
-    n = graph.n_vertices
-    m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
-    return connected_components(m, directed=True, connection="weak")[1]
+    """A label per vertex of a graph in memory, equal within each weakly connected component:
+    SciPy's traversal on graphs of fewer than SCIPY_COMPONENTS_BELOW edges (about 0.1 s at 4M
+    edges, and nothing to compile), else a parallel union-find over every out-edge
+    (kernels_cpu/checks.py; the labels are the components' smallest ids)."""
+    if graph.n_edges < SCIPY_COMPONENTS_BELOW:
+        from scipy.sparse import csr_array
+        from scipy.sparse.csgraph import connected_components
+        n = graph.n_vertices
+        m = csr_array((np.ones(graph.n_edges, np.int8), graph.indices, graph.indptr), shape=(n, n))
+        return connected_components(m, directed=True, connection="weak")[1]
+    from kernels_cpu.checks import weak_roots
+    return weak_roots(graph.indptr, graph.indices)
 
 
 def giant_vertex(labels, has_edges, seed=0):
@@ -261,9 +269,9 @@ def default_source(graph, seed=0):
 
 
 def engine_source(engine, seed=0, bounds=None):
-    """`default_source` found on an engine's partitions (any graph size, any rank count): the
-    components algorithm runs there, then the giant component's vertices are counted (over ranks
-    at their homes, `bounds`: partitioners.distributed.giant_source). Collective."""
+    """`default_source` found on an engine's partitions, where no rank holds the whole graph:
+    the components algorithm runs there, then the giant component's vertices are counted (over
+    ranks at their homes, `bounds`: partitioners.distributed.giant_source). Collective."""
     gather, engine.gather = engine.gather, False
     engine.run(components_algorithm()())
     engine.gather = gather
@@ -283,7 +291,7 @@ def engine_source(engine, seed=0, bounds=None):
 
 # ---- one run ----------------------------------------------------------------------------------
 
-def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
+def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
@@ -293,8 +301,10 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
     totem_py.run --help`):
 
-    algorithm: a registered name ("bfs", "pagerank", "sssp", "cc", "bc", "pagerank_delta", or
-        one added with totem_py.algorithms.register) or an Algorithm object.
+    algorithm: a registered name (totem_py.algorithms.ALGORITHMS, which
+        totem_py.algorithms.register adds to; default the command's) or an algorithm object.
+        A graph from `Graph.compacted` stands for its vertices in no edge too: the values are
+        then one per id of `graph.with_isolated()`.
     partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
     cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
         fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
@@ -323,6 +333,8 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
         `sources` and `normalized`, examples/khop.py's `k`.
     """
     import numba
+    if algorithm is None:
+        from .run import DEFAULT_ALGORITHM as algorithm
     ranks = comm is not None and comm.size > 1
     comm = comm if ranks else SOLO
     root = comm.rank == 0
@@ -342,7 +354,7 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     # small graph in memory, by SciPy); until then the algorithm stands with vertex 0
     find = (source is None and options.get("sources") is None and takes_source(algorithm)
             and summary.n_vertices > 0)
-    if find and not ranks and (graph.n_edges < SCIPY_COMPONENTS_BELOW or cpu_share == "model"):
+    if find and not ranks:
         source, find = default_source(graph, seed), False
 
     def algorithm_for(src):
@@ -453,9 +465,12 @@ def run(graph, algorithm="bfs", partition="HIGH", cpu_share=0.5,
     everyone = comm.gather(mine, root=0)
 
     def check():        # rank 0 verifies and builds the record
+        nonlocal values
         verified = None
+        if not ranks:       # with the vertices a compacted graph leaves out
+            values = alg.with_isolated(graph, values)
         if verify:
-            whole = verify() if callable(verify) else graph
+            whole = verify() if callable(verify) else graph.with_isolated()
             check_result(alg, prepare_graph(whole, alg), values)
             verified = True
         return metrics(alg, summary, source, dict(
@@ -585,7 +600,7 @@ def metrics(alg, graph, source, settings, everyone, prepare_s, verified, edges):
     return dict(
         algorithm=alg.name,
         graph=dict(spec=graph.spec, vertices=graph.n_vertices, edges=graph.n_edges),
-        **settings, source=source, **alg_metrics(alg),
+        **settings, source=source, **alg.metrics(),
         ranks=len(everyone), per_rank=per_rank,
         partitions=parts, beta=sum(p["boundary_edges"] for p in parts) / total,
         beta_aggregated=sum(p["remote_vertices"] for p in parts) / total,
@@ -601,12 +616,3 @@ def metrics(alg, graph, source, settings, everyone, prepare_s, verified, edges):
         threads=everyone[0]["threads"],
         peak_rss_bytes=max(r["peak_rss_bytes"] for r in per_rank),
         verified=verified)
-
-
-def alg_metrics(alg):
-    """The algorithm's own keys of the record."""
-    return dict(sources=getattr(alg, "sources", None),
-                normalized=bool(getattr(alg, "normalized", False)),
-                iterations=getattr(alg, "iterations", None),
-                tolerance=getattr(alg, "tolerance", None), tol=getattr(alg, "tol", None),
-                rounds=getattr(alg, "rounds", None), converged=getattr(alg, "converged", None))

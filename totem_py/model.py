@@ -192,7 +192,7 @@ def pick(rates, candidates):
     return best, table
 
 
-def min_cpu_share(graph, algorithm="bfs", partition="HIGH", gpus=1, device="auto",
+def min_cpu_share(graph, algorithm, partition="HIGH", gpus=1, device="auto",
                   gpu_memory=None, transfer="auto", seed=0):
     """The smallest CPU share whose GPU partitions fit the GPU budget (what --cpu-share auto
     picks): shares below it do not fit."""

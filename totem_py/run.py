@@ -18,11 +18,40 @@ from . import ahead
 from .errors import InputError, VerificationError
 
 DEFAULT_GRAPH = "rmat:18"
+DEFAULT_ALGORITHM = "bfs"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise InputError(message)
+
+    def parse_known_args(self, args=None, namespace=None):
+        """As argparse's, where `--algorithm FILE.py[:NAME]` first loads the file (its
+        algorithms join the registry, their options the parser); `algorithm` is then the
+        registered name, `algorithm_spec` what was given."""
+        from .algorithms.base import find
+        args = list(sys.argv[1:] if args is None else args)
+        spec = given_algorithm(args)
+        name = find(spec)
+        if name != spec:
+            for flag, option in algorithm_options().items():
+                if flag not in self._option_string_actions:
+                    self.add_argument(flag, **option.kwargs)
+        parsed, extra = super().parse_known_args(args, namespace)
+        if hasattr(parsed, "algorithm"):
+            parsed.algorithm, parsed.algorithm_spec = name, spec
+        return parsed, extra
+
+
+def given_algorithm(args):
+    """The last --algorithm value in `args` (the default when there is none)."""
+    spec = DEFAULT_ALGORITHM
+    for i, arg in enumerate(map(str, args)):
+        if arg == "--algorithm" and i + 1 < len(args):
+            spec = str(args[i + 1])
+        elif arg.startswith("--algorithm="):
+            spec = arg.partition("=")[2]
+    return spec
 
 
 MAX_BYTES = 2**62
@@ -53,7 +82,10 @@ def build_parser():
                         f"uniform:SCALE[:EF] (default {DEFAULT_GRAPH})")
     p.add_argument("--undirected", action="store_true", help="add the reverse of every edge")
     from .algorithms import ALGORITHMS
-    p.add_argument("--algorithm", default="bfs", help=", ".join(ALGORITHMS) + " (default bfs)")
+    p.add_argument("--algorithm", default=DEFAULT_ALGORITHM,
+                   help=", ".join(ALGORITHMS) + f" (default {DEFAULT_ALGORITHM}), or "
+                        "FILE.py[:NAME]: an algorithm defined in a Python file (NAME: its "
+                        "`name`, where the file defines several)")
     p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
     p.add_argument("--hub-sort", default="degree",
                    help="local order inside each partition: degree (every vertex by out-degree, "
@@ -79,14 +111,15 @@ def build_parser():
                    help="size of the chunks streamed edges are split into (default 32M)")
     p.add_argument("--gpu-cache", default="0",
                    help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
-                        "streamed rows, read by frontier kernels (bfs top-down, sssp, bc); only "
+                        "streamed rows, read by frontier kernels (an advance over a queue); only "
                         "meaningful when edges stream (default 0: no cache)")
-    for flag, kwargs in algorithm_options().items():
-        p.add_argument(flag, **kwargs)
+    for flag, option in algorithm_options().items():
+        p.add_argument(flag, **option.kwargs)
     p.add_argument("--relabel", action="store_true",
-                   help="drop the vertices that are in no edge and number the rest 0..n-1 in id "
-                        "order (an edge list's largest id + 1 is otherwise the vertex count); "
-                        "--source, --sources and the results keep the original ids")
+                   help="leave the vertices that are in no edge out of the run, numbering the "
+                        "rest 0..n-1 in id order (an edge list's largest id + 1 is otherwise "
+                        "the vertex count); the options and the results keep the original ids "
+                        "and values")
     p.add_argument("--trials", type=int, default=1,
                    help="timed runs after one untimed warm-up; the median is reported (default 1)")
     p.add_argument("--threads", type=int, default=None,
@@ -106,37 +139,32 @@ def build_parser():
 
 
 def algorithm_options():
-    """The registered algorithms' command-line options, each flag once (the first
-    declaration's keywords)."""
+    """The registered algorithms' command-line options by flag, each flag once (the first
+    declaration)."""
     from .algorithms import ALGORITHMS
     options = {}
     for cls in ALGORITHMS.values():
         for option in cls.options:
-            options.setdefault(option.flag, option.kwargs)
+            options.setdefault(option.flag, option)
     return options
 
 
 def algorithm_values(args, ids=None):
-    """The values of the chosen algorithm's options, by name, for its from_options (--source
-    and --sources in the relabelled graph's ids, given `ids`). An option of another algorithm
+    """The values of the chosen algorithm's options, by name, for its from_options (those that
+    name vertices in the relabelled graph's ids, given `ids`). An option of another algorithm
     set to anything but its default is an InputError."""
     from .algorithms import ALGORITHMS
-    from .algorithms.bc import parse_sources
-    mine = {o.flag for o in ALGORITHMS[args.algorithm].options}
+    mine = {o.flag: o for o in ALGORITHMS[args.algorithm].options}
     values = {}
-    for flag, kwargs in algorithm_options().items():
-        name = flag.lstrip("-").replace("-", "_")
-        value = getattr(args, name)
+    for flag, option in algorithm_options().items():
+        value = getattr(args, option.dest)
         if flag in mine:
-            values[name] = value
+            values[option.dest] = new_ids(ids, value, mine[flag])
             continue
+        kwargs = option.kwargs
         if value != kwargs.get("default", False if kwargs.get("action") == "store_true" else None):
             users = [n for n, cls in ALGORITHMS.items() if flag in {o.flag for o in cls.options}]
             raise InputError(f"{flag} is for {', '.join(users)}, not {args.algorithm}")
-    if "source" in values:
-        values["source"] = new_ids(ids, values["source"], "--source")
-    if "sources" in values:
-        values["sources"] = new_ids(ids, parse_sources(values["sources"]), "--sources")
     return values
 
 
@@ -156,6 +184,8 @@ def check_options(args, device):
                                    ("--transfer", args.transfer, TRANSFERS)):
         if value not in allowed:
             raise InputError(f"{option} must be one of {', '.join(allowed)}, not {value!r}")
+    if args.relabel:
+        ALGORITHMS[args.algorithm].check_relabel()
     check_hub_sort(args.hub_sort)
     if args.mpi_timeout is not None and not 0 < args.mpi_timeout < math.inf:
         raise InputError(f"--mpi-timeout must be a positive number of seconds, "
@@ -247,7 +277,7 @@ def main(argv=None, comm=None):
     try:
         comm.phase = "loading the graph"
         t_load = time.perf_counter()
-        graph, ids, n_ids = (distributed.load_share(args, comm, cls, progress) if ranks else
+        graph, ids = (distributed.load_share(args, comm, cls, progress) if ranks else
                              load_graph(args, cls, progress))
         load_s = time.perf_counter() - t_load
         result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
@@ -259,12 +289,12 @@ def main(argv=None, comm=None):
                      **agree(comm, lambda: algorithm_values(args, ids)))
     finally:
         ahead.stop(helper)
-    del graph
     progress.compile_summary()
     comm.phase = "reporting"
     values, m = result.values, result.metrics
     if ids is not None:
-        values = original_ids(m, values, ids, n_ids)
+        values = original_ids(cls, m, values, graph)
+    del graph
     agree(comm, lambda: write_outputs(outputs, args, result, values, m, comm))
     if root and not args.quiet:
         print_report(m)
@@ -279,8 +309,8 @@ def run(graph, algorithm, **settings):
 
 
 def load_graph(args, cls, progress):
-    """The whole graph (one process): (graph, ids, id count), relabelled with --relabel (`ids`
-    the original id of each vertex, else None)."""
+    """The whole graph (one process): (graph, ids), relabelled with --relabel (`ids` the
+    original id of each vertex, else None)."""
     from .generators import graph_from_spec
     from .harness import memory_stages
     progress.phase(f"loading {args.graph}")
@@ -288,11 +318,11 @@ def load_graph(args, cls, progress):
                             weighted=cls.needs_weights, nonnegative=cls.needs_weights,
                             then=memory_stages(cls))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
-    ids, n_ids = None, graph.n_vertices
+    ids = None
     if args.relabel:
         graph, ids = graph.compacted()
-        progress.phase(f"relabelled: {graph.n_vertices} of {n_ids} ids are in edges")
-    return graph, ids, n_ids
+        progress.phase(f"relabelled: {graph.n_vertices} of {graph.n_ids} ids are in edges")
+    return graph, ids
 
 
 def verifier(args, cls, ranks):
@@ -321,8 +351,10 @@ def compile_ahead(args, device, share, weighted, progress):
         options = algorithm_values(args)
     except InputError:      # reported where the run reads them, after the graph's own checks
         return None
-    options = {k: v for k, v in options.items() if k not in ("source", "sources")}
-    helper = ahead.start(args.algorithm, device, weighted=weighted, undirected=args.undirected,
+    from .algorithms import ALGORITHMS
+    vertices = ALGORITHMS[args.algorithm].vertex_options()
+    options = {k: v for k, v in options.items() if k not in vertices}
+    helper = ahead.start(args.algorithm_spec, device, weighted=weighted, undirected=args.undirected,
                          partition=args.partition.upper(), gpus=args.gpus,
                          cpu_share=0.5 if isinstance(share, str) else share,
                          hub_sort=args.hub_sort, **options)
@@ -332,40 +364,36 @@ def compile_ahead(args, device, share, weighted, progress):
     return helper
 
 
-def new_ids(ids, vertices, option):
-    """--source or a --sources list in the ids of the relabelled graph (K and all pass as they
-    are)."""
-    if ids is None or vertices is None or isinstance(vertices, str) or (
-            option == "--sources" and np.ndim(vertices) == 0):
-        return vertices
-    old = np.atleast_1d(np.asarray(vertices, dtype=np.int64))
+def new_ids(ids, value, option):
+    """The value of `option` in the ids of the relabelled graph, where it names vertices
+    (Option.vertices: "one", a vertex; "list", a list of vertices, while a count or a word
+    passes as it is). A vertex in no edge has no new id: InputError."""
+    kind = option.vertices
+    if ids is None or value is None or not kind or \
+            np.ndim(value) != (0 if kind == "one" else 1) or isinstance(value, str):
+        return value
+    old = np.atleast_1d(np.asarray(value, dtype=np.int64))
     new = np.searchsorted(ids, old)
     missing = (new >= ids.size) | (ids[np.minimum(new, ids.size - 1)] != old)
     if missing.any():
-        raise InputError(f"{option}: vertex {old[missing][0]} is in no edge, so --relabel drops it")
-    return int(new[0]) if np.ndim(vertices) == 0 else new.tolist()
+        raise InputError(f"{option.flag}: vertex {old[missing][0]} is in no edge, so --relabel "
+                         f"drops it")
+    return int(new[0]) if kind == "one" else new.tolist()
 
 
-def original_ids(metrics, values, ids, n_ids):
-    """A --relabel run's per-vertex values and sources back under the original ids: a vertex in
-    no edge gets what such a vertex gets in any run (unreached, its own component, no
-    betweenness); PageRank gives it no rank (0), since it was not part of the graph."""
-    name = metrics["algorithm"]
-    if name == "cc":
-        out = np.arange(n_ids, dtype=values.dtype)      # labels are smallest ids: map them too
-        out[ids] = ids[values]
-        values = out
-    else:
-        fill = {"bfs": -1, "sssp": np.inf}.get(name, 0)
-        out = np.full(n_ids, fill, dtype=values.dtype)
-        out[ids] = values
-        values = out
-    if metrics.get("source") is not None:
-        metrics["source"] = int(ids[metrics["source"]])
-    if metrics.get("sources") is not None:
-        metrics["sources"] = ids[metrics["sources"]].tolist()
-    metrics["relabel"] = dict(vertex_ids=n_ids)
-    return values
+def original_ids(cls, metrics, values, graph):
+    """A --relabel run's values (one per id of graph.with_isolated(): the class gave those of
+    the vertices in no edge) under the original ids, the values that are vertex ids too
+    (`values_are_ids`), and so the --json keys named after its vertex options."""
+    order = graph.original_order()
+    out = np.empty_like(values)
+    out[order] = order[values] if cls.values_are_ids else values
+    for key in cls.vertex_options():
+        if metrics.get(key) is not None:
+            mapped = order[np.asarray(metrics[key])]
+            metrics[key] = mapped.tolist() if mapped.ndim else int(mapped)
+    metrics["relabel"] = dict(vertex_ids=graph.n_ids)
+    return out
 
 
 def save_values(f, path, values, vertices=None):

@@ -1,25 +1,18 @@
 """The algorithms, each one file: messages, modes, callbacks and functors (bsp.operators), and
-what the harness needs (options, weights, TEPS count, reference, verifier). The registry maps a
-name to its class; an algorithm written elsewhere joins it with `register` (examples/)."""
+what the command line and the harness need (totem_py.Algorithm: options, reference, verifier,
+TEPS count, memory cost, metrics, the values of vertices in no edge). Each file registers its
+class (`register`); this package imports every module in it, so the registry, ALGORITHMS, maps
+each name to its class, and the classes are attributes of the package. An algorithm written
+elsewhere joins the registry with `register` too (examples/; `--algorithm FILE.py:CLASS`)."""
 
-from .bc import BC
-from .bfs import BFS
-from .cc import CC
-from .pagerank import PageRank
-from .pagerank_delta import PageRankDelta
-from .sssp import SSSP
+import importlib
+import pkgutil
 
-ALGORITHMS = {}
+from .base import ALGORITHMS, Algorithm, Option, register
 
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+globals().update({cls.__name__: cls for cls in ALGORITHMS.values()})
 
-def register(cls):
-    """Add an Algorithm class to the registry under its `name` (usable as a decorator): the
-    command line, the harness and the verifier find it there."""
-    ALGORITHMS[cls.name] = cls
-    return cls
-
-
-for _cls in (BFS, PageRank, SSSP, CC, BC, PageRankDelta):
-    register(_cls)
-
-__all__ = ["ALGORITHMS", "register", "BFS", "PageRank", "PageRankDelta", "SSSP", "CC", "BC"]
+__all__ = ["ALGORITHMS", "Algorithm", "Option", "register",
+           *(cls.__name__ for cls in ALGORITHMS.values())]

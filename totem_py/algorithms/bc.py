@@ -9,29 +9,25 @@ level (claims by atomic_min on the level, sums by atomic_add; a ghost slot's fir
 sum leaving 0, is recorded). Backward: a vertex on level d sums (1 + delta) / sigma over its
 out-neighbours on level d + 1 (remote ones arrive in the ghost slots, 0 when not on d + 1), no
 atomics; the forward queues, kept in level order, list each level's vertices.
+--normalized divides as networkx's betweenness_centrality does for a directed graph (`scale`),
+by the whole graph's vertex count and sources, under MPI too; with --relabel a drawn source
+may be a vertex in no edge, which counts among the sources but has no path to walk.
+Serial reference: textbook Brandes per source over the CSR as lists (`betweenness`). Verifier:
+equal to it within 1e-5 relative and 1e-6 absolute.
 """
 
 import numpy as np
 
-from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull,
-                 put, receive, vertex_values)
-from bsp.api import Option
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull, put,
+                 receive, vertex_values)
 
-from .. import reference as ref, verify as check
-from ..errors import InputError
-from .bfs import UNVISITED
-from .common import SOURCE, collect, owned_lvid, source_vertex
+from ..errors import InputError, VerificationError
+from .base import Algorithm, Option, register
+from .common import (SOURCE, UNVISITED, as_result, checked_source, collect, draw_vertices, first,
+                     once_per_graph, owned_lvid, source_vertex)
 
+UNREACHED = -1      # the reference's level of a vertex the source cannot reach
 SIGMA = Message(np.float64, "sum", 0.0)
-SOURCES = Option("--sources", dict(default=None, metavar="K|all|LIST",
-                                   help="bc: K distinct random sources (seeded), all, or a "
-                                        "comma-separated list of vertices, e.g. 3,17 (default: "
-                                        "one source, --source)"))
-NORMALIZED = Option("--normalized", dict(action="store_true",
-                                         help="bc: divide by the number of source-target pairs "
-                                              "a path through the vertex could join, as "
-                                              "networkx's betweenness_centrality for directed "
-                                              "graphs"))
 
 
 def parse_sources(text):
@@ -45,6 +41,17 @@ def parse_sources(text):
                          f"not {text!r}") from None
 
 
+SOURCES = Option("--sources", dict(type=parse_sources, default=None, metavar="K|all|LIST",
+                                   help="bc: K distinct random sources (seeded), all, or a "
+                                        "comma-separated list of vertices, e.g. 3,17 (default: "
+                                        "one source, --source)"), vertices="list")
+NORMALIZED = Option("--normalized", dict(action="store_true",
+                                         help="bc: divide by the number of source-target pairs "
+                                              "a path through the vertex could join, as "
+                                              "networkx's betweenness_centrality for directed "
+                                              "graphs"))
+
+
 def bc_sources(graph, sources, seed=0):
     """The sources from `sources`: K (K distinct vertices drawn at random with `seed`, as
     networkx's k; every vertex when K >= n), "all", or a list of distinct vertices."""
@@ -52,14 +59,12 @@ def bc_sources(graph, sources, seed=0):
     if isinstance(sources, str):
         if sources != "all":
             raise InputError(f"--sources must be K, all or a list of vertices, not {sources!r}")
-        return list(range(n))
+        return draw_vertices(graph, graph.n_ids)      # every vertex, in id order
     if np.ndim(sources) == 0:
         k = int(sources)
         if k < 1:
             raise InputError(f"--sources must be at least 1, got {k}")
-        if k >= n:
-            return list(range(n))
-        return sorted(np.random.default_rng(seed).choice(n, k, replace=False).tolist())
+        return draw_vertices(graph, k, seed)
     sources = [int(s) for s in sources]
     for s in sources:
         if not 0 <= s < n:
@@ -69,6 +74,95 @@ def bc_sources(graph, sources, seed=0):
     if not sources:
         raise InputError("--sources lists no vertex")
     return sources
+
+
+def betweenness(graph, sources):
+    """The serial reference: Brandes betweenness centrality accumulated from `sources` only
+    (float64).
+
+    Semantics:
+      - unnormalised and directed: bc(v) = sum over s in sources, t != s, v not in {s, t}, of
+        sigma_st(v) / sigma_st, where sigma counts shortest (fewest-hop) paths from s to t; edge
+        weights are ignored;
+      - multigraph counting: a path is a sequence of edges, so k parallel edges u->v give k distinct
+        paths (sigma counts edge-distinct shortest paths);
+      - self-loops never lie on a shortest path and are ignored;
+      - each entry of `sources` is one traversal; a source listed twice is counted twice.
+
+    Textbook Brandes per source: a breadth-first walk counts sigma(w) += sigma(v) over every edge
+    (v, w) with level(w) = level(v) + 1 (once per parallel edge); then, in reverse walk order,
+    delta(v) = sigma(v) * sum over those edges of (1 + delta(w)) / sigma(w), and bc(v) += delta(v)
+    for v != source.
+    """
+    n = graph.n_vertices
+    bc = np.zeros(n, dtype=np.float64)
+    if n == 0:
+        return bc
+    indptr = graph.indptr.tolist()
+    indices = graph.indices.tolist()
+    for source in sources:
+        source = checked_source(graph, source, "bc", ValueError)
+        levels = [UNREACHED] * n
+        sigma = [0.0] * n
+        levels[source] = 0
+        sigma[source] = 1.0
+        order = [source]
+        head = 0
+        while head < len(order):
+            v = order[head]
+            head += 1
+            for w in indices[indptr[v]:indptr[v + 1]]:
+                if levels[w] == UNREACHED:
+                    levels[w] = levels[v] + 1
+                    order.append(w)
+                if levels[w] == levels[v] + 1:
+                    sigma[w] += sigma[v]
+
+        delta = [0.0] * n
+        for v in reversed(order):
+            share = 0.0
+            for w in indices[indptr[v]:indptr[v + 1]]:
+                if levels[w] == levels[v] + 1:
+                    share += (1.0 + delta[w]) / sigma[w]
+            delta[v] = sigma[v] * share
+        delta[source] = 0.0  # the source is an endpoint of all its paths
+        bc += np.array(delta)
+    return bc
+
+
+def scale(n_vertices, sources, at=None):
+    """Per-vertex factor of normalised betweenness (float64) for the vertices `at` (default
+    every vertex), networkx's for a directed graph (`betweenness_centrality(G,
+    normalized=True)`, and with `k` sampled sources): bc(v) counts the pairs (s, t), s a
+    source, t != s, v not in {s, t}, and is divided by how many such pairs there are: k (n - 2)
+    for a vertex that is not a source, (k - 1)(n - 2) for one that is (NaN for it when k = 1:
+    no pair). With every vertex a source: 1 / ((n - 1)(n - 2)) everywhere. Graphs of fewer than
+    3 vertices keep their (zero) values."""
+    n, k = int(n_vertices), len(sources)
+    at = np.arange(n) if at is None else np.asarray(at)
+    if n < 3:
+        return np.ones(at.size)
+    pairs = k - np.isin(at, np.asarray(sources, dtype=np.int64)).astype(np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(pairs > 0, 1.0 / (pairs * (n - 2)), np.nan)
+
+
+def verify_betweenness(graph, sources, scores, rtol=1e-5, atol=1e-6):
+    """Equal to the reference from `sources` within `rtol` relative plus `atol`: None, or
+    VerificationError naming the first vertex that is not."""
+    scores = as_result(graph, scores, "bc")
+    if graph.n_vertices == 0:
+        return
+    scores = scores.astype(np.float64)
+    for s in sources:
+        checked_source(graph, s, "bc")
+    expected = once_per_graph(betweenness)(graph, tuple(sources))
+    bad = ~(np.abs(scores - expected) <= rtol * np.abs(expected) + atol)  # NaN counts as bad
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"bc: vertex {w} has {scores[w]:.6g}, expected {expected[w]:.6g}")
+
+
 FORWARD = Mode("forward", "out", "push", SIGMA, records=True)
 BACKWARD = Mode("backward", "out", "pull", SIGMA)
 
@@ -115,54 +209,75 @@ def accumulate(v, total, level, sigma, delta, ghosts, bc, n_local, source, depth
         bc[v] += delta[v]
 
 
+@register
 class BC(Algorithm):
     name = "bc"
     modes = (FORWARD, BACKWARD)
     options = (SOURCE, SOURCES, NORMALIZED)
+    isolated = 0.0
+    memory = (((138, 5, 0), (124, 5)), ((138, 5, 0), (124, 5)))
 
-    def __init__(self, sources, normalized=False):
+    def __init__(self, sources, normalized=False, n=None, walks=None):
+        """`n`: the vertices normalisation counts (graph.n_ids; None: the engine's count);
+        `walks`: the sources walked from (default all: a source in no edge, left out of the
+        run, has no path)."""
         self.sources = [int(s) for s in np.atleast_1d(sources)]
         if not self.sources:
             raise ValueError("bc needs at least one source")
         self.normalized = normalized
+        self.n = n
+        self.walks = self.sources if walks is None else [int(s) for s in walks]
 
     @classmethod
     def from_options(cls, graph, source=None, sources=None, normalized=False, seed=0, **_):
         if sources is None:
-            return cls([source_vertex(graph, source, seed, cls.name)], normalized)
-        if source is not None:
+            sources = [source_vertex(graph, source, seed, cls.name)]
+        elif source is not None:
             raise InputError("bc takes --source or --sources, not both")
-        if graph.n_vertices == 0:
+        elif graph.n_vertices == 0:
             raise InputError("bc needs a source vertex but the graph has no vertices")
-        return cls(bc_sources(graph, parse_sources(sources), seed), normalized)
+        else:
+            sources = bc_sources(graph, parse_sources(sources), seed)
+        return cls(sources, normalized, graph.n_ids,
+                   [s for s in sources if s < graph.n_vertices])
 
     @property
     def source(self):
         """The source, when there is one (else None: --sources)."""
         return self.sources[0] if len(self.sources) == 1 else None
 
-    def scale(self, graph):
-        """What `normalized` multiplies the sums by (reference.betweenness_scale)."""
-        return ref.betweenness_scale(graph.n_vertices, self.sources)
-
     def traversed_edges(self, graph, values, records):
         ids = getattr(graph, "vertex_ids", None)     # a rank's own vertices, under MPI
-        here = self.sources if ids is None else np.flatnonzero(np.isin(ids, self.sources))
+        here = self.walks if ids is None else np.flatnonzero(np.isin(ids, self.walks))
         return int(sum(r.get("frontier_edges", 0) for r in records)
                    + graph.out_degree[here].sum())
 
     def reference(self, graph):
-        raw = ref.betweenness(graph, self.sources)
-        return raw * self.scale(graph) if self.normalized else raw
+        raw = betweenness(graph, self.sources)
+        return raw * scale(graph.n_vertices, self.sources) if self.normalized else raw
 
     def verify(self, graph, values):
-        raw = values / self.scale(graph) if self.normalized else values
-        return check.verify_bc(graph, self.sources, raw)
+        if self.normalized:     # the sources' own pairs: none when k = 1 (NaN), whose bc is 0
+            factor = scale(graph.n_vertices, self.sources)
+            values = np.where(np.isnan(factor) & np.isnan(values), 0.0, values / factor)
+        return verify_betweenness(graph, self.sources, values)
+
+    def metrics(self):
+        return dict(sources=self.sources, normalized=bool(self.normalized))
+
+    def isolated_values(self, graph):
+        """No path passes through a vertex in no edge: 0 (NaN, normalised, for the only source)."""
+        rest = np.full(graph.n_ids - graph.n_vertices, 0.0)
+        if self.normalized:
+            rest *= scale(graph.n_ids, self.sources, np.arange(graph.n_vertices, graph.n_ids))
+        return rest
+
+    def start(self):
+        self.round, self.phase, self.first_step, self.depth = 0, FORWARD, 0, 0
 
     def init(self, part):
         part.state.bc = part.full(part.n_local, 0.0, np.float64)
         part.state.round = -1
-        self.round, self.phase, self.start, self.depth = 0, FORWARD, 0, 0
 
     def _reset(self, part):
         """Fresh per-source state, done lazily by each partition at the first step of a round."""
@@ -179,7 +294,7 @@ class BC(Algorithm):
         s.queue.length = 0
         s.level_ptr = [0]                                   # level d: order[ptr[d]:ptr[d+1]]
         s.source_lvid = -1
-        lv = owned_lvid(part, self.sources[self.round])
+        lv = owned_lvid(part, self.walks[self.round]) if self.walks else None
         if lv is not None:
             put(part, s.level, lv, 0)
             put(part, s.sigma, lv, 1.0)
@@ -191,7 +306,7 @@ class BC(Algorithm):
     def mode(self, step):
         self._step = step
         if self.phase is FORWARD:
-            self.depth = step - self.start
+            self.depth = step - self.first_step
         return self.phase
 
     def compute(self, part, step, mode, box):
@@ -242,11 +357,18 @@ class BC(Algorithm):
         if self.depth >= 0:
             return True
         self.round += 1
-        if self.round == len(self.sources):
+        if self.round >= len(self.walks):
             return False
-        self.phase, self.start = FORWARD, self._step + 1
+        self.phase, self.first_step = FORWARD, self._step + 1
         return True
 
     def collect(self, parts, n_vertices):
+        """The sums by vertex; normalised by the whole graph's vertex count and sources, each
+        partition's vertices by their global ids (`p.gvids` says where they go: under MPI,
+        their place in the rank's values)."""
         out = collect(parts, n_vertices, "bc", np.float64, 0.0)
-        return out * ref.betweenness_scale(n_vertices, self.sources) if self.normalized else out
+        if self.normalized and parts:
+            n = parts[0].n_vertices if self.n is None else self.n
+            for p in parts:
+                out[p.gvids] *= scale(n, self.sources, p.plan.gvids[p.pid])
+        return out

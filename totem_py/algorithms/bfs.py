@@ -12,18 +12,25 @@ first steps) neither gets the flags nor computes.
 Races: a vertex is claimed by atomic_min on its level; only the claimer returns true, so a vertex
 joins the next queue (or a ghost the outbox's touched list) once. Bottom-up rows are written only
 by their own walk.
+Result: the hop level of every vertex from the source (int64), -1 where it cannot be reached.
+Serial reference: a FIFO queue over the CSR as lists. Verifier (GAP's): the source at level 0; no
+edge from a reached vertex skips a level or leaves the reached set; every other reached vertex
+has an in-neighbour one level up; the rest at -1 (one parallel pass, kernels_cpu/checks.py).
 TOTEM fig. 11; Beamer et al., SC'12.
 """
 
 import numpy as np
 
-from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_min, bitmap,
-                 bitmap_bytes, pull, put, receive, test_bit, vertex_values)
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_min, bitmap, bitmap_bytes, pull,
+                 put, receive, test_bit, vertex_values)
+from kernels_cpu import checks
 
-from .. import reference as ref, verify as check
-from .common import SOURCE, collect, owned_lvid, source_vertex
+from ..errors import VerificationError
+from .base import Algorithm, register
+from .common import (SOURCE, UNVISITED, as_result, checked_source, collect, edge_ends, first,
+                     owned_lvid, source_vertex)
 
-UNVISITED = np.iinfo(np.int32).max
+UNREACHED = -1      # the result's level of a vertex the source cannot reach
 LEVEL = Message(np.int32, "min", UNVISITED)
 FRONTIER = Message(np.bool_, "or", False)     # pull: is this ghost in the current frontier?
 
@@ -54,12 +61,70 @@ def in_frontier(v, level, depth):
     return level[v] == depth
 
 
+def levels(graph, source):
+    """The serial reference: hop level of every vertex from `source` (int64, -1 unreachable),
+    by a FIFO queue."""
+    if graph.n_vertices == 0:
+        return np.empty(0, dtype=np.int64)
+    source = checked_source(graph, source, "bfs", ValueError)
+    indptr = graph.indptr.tolist()
+    indices = graph.indices.tolist()
+    level = [UNREACHED] * graph.n_vertices
+    level[source] = 0
+    queue = [source]
+    head = 0  # queue[head:] is still to be expanded
+    while head < len(queue):
+        u = queue[head]
+        head += 1
+        for v in indices[indptr[u]:indptr[u + 1]]:
+            if level[v] == UNREACHED:
+                level[v] = level[u] + 1
+                queue.append(v)
+    return np.array(level, dtype=np.int64)
+
+
+def verify_levels(graph, source, level):
+    """The verifier (the module docstring): None, or VerificationError naming the first bad
+    vertex or edge."""
+    level = as_result(graph, level, "bfs")
+    if graph.n_vertices == 0:
+        return
+    if not np.issubdtype(level.dtype, np.integer):
+        raise VerificationError(f"bfs: levels must be integers, got {level.dtype}")
+    source = checked_source(graph, source, "bfs")
+    level = level.astype(np.int64)
+    if level[source] != 0:
+        raise VerificationError(f"bfs: source {source} has level {level[source]}, expected 0")
+    if (level < -1).any():
+        v = first(level < -1)
+        raise VerificationError(f"bfs: vertex {v} has level {level[v]} (unreached must be -1)")
+    has_parent = np.zeros(graph.n_vertices, dtype=np.uint8)
+    escape, skip = checks.level_edges(graph.indptr, graph.indices, level, has_parent)
+    if escape >= 0:
+        u, v = edge_ends(graph, escape)
+        raise VerificationError(f"bfs: vertex {v} is unreached but has an in-edge from "
+                                f"reached vertex {u}")
+    if skip >= 0:
+        u, v = edge_ends(graph, skip)
+        raise VerificationError(f"bfs: vertex {v} has level {level[v]} but in-neighbour "
+                                f"{u} has level {level[u]}")
+    has_parent[source] = 1
+    bad = (level >= 0) & (has_parent == 0)
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"bfs: vertex {w} has level {level[w]} but no in-neighbour "
+                                f"at level {level[w] - 1}")
+
+
+@register
 class BFS(Algorithm):
     name = "bfs"
     modes = (Mode("push", "out", "push", LEVEL, state="level", records=True),
              Mode("pull", "in", "pull", FRONTIER))
     direction_optimizing = True
     options = (SOURCE,)
+    isolated = UNREACHED
+    memory = (((96, 6, 0), (83, 6)), ((96, 6, 0), (83, 6)))
 
     def __init__(self, source):
         self.source = source
@@ -72,10 +137,10 @@ class BFS(Algorithm):
         return int(graph.out_degree[values >= 0].sum())
 
     def reference(self, graph):
-        return ref.bfs_levels(graph, self.source)
+        return levels(graph, self.source)
 
     def verify(self, graph, values):
-        return check.verify_bfs(graph, self.source, values)
+        return verify_levels(graph, self.source, values)
 
     def init(self, part):
         s = part.state
@@ -122,4 +187,4 @@ class BFS(Algorithm):
         return Vote(f.length, edges)
 
     def collect(self, parts, n_vertices):
-        return collect(parts, n_vertices, "level", np.int64, -1, UNVISITED)
+        return collect(parts, n_vertices, "level", np.int64, UNREACHED, UNVISITED)

@@ -16,15 +16,21 @@ Afforest and finishes in one superstep.
 Races: links through compare-and-swap on a root's parent (atomic_cas); labels drop through
 atomic_min; the writer that lowers a set's label claims its flag with atomic_max. Every node
 (vertex or ghost slot) of a set writes the set's root only through atomics.
+Result: each vertex's label (int64), the smallest vertex id in its component; a vertex in no edge
+is its own. Serial reference: union-find over the edge list. Verifier: labels are constant along
+every edge, each label is the smallest id carrying it, and there are as many labels as weakly
+connected components (a parallel union-find counts them, kernels_cpu/checks.py).
 """
 
 import numpy as np
 
-from bsp import (Algorithm, EdgeSpan, Message, Mode, Vote, atomic_cas, atomic_max, atomic_min,
+from bsp import (EdgeSpan, Message, Mode, Vote, atomic_cas, atomic_max, atomic_min,
                  device_function, pull, receive, vertex_map, vertex_values)
+from kernels_cpu import checks
 
-from .. import reference as ref, verify as check
-from .common import collect
+from ..errors import VerificationError
+from .base import Algorithm, register
+from .common import as_result, collect, edge_ends, first
 
 LABEL = Message(np.int64, "min", np.iinfo(np.int64).max)
 SAMPLE = 2          # Afforest's sampled edges per row
@@ -150,11 +156,68 @@ def final_label(v, comp, label, out):
     return False
 
 
+def components(graph):
+    """The serial reference: weakly connected components by union-find; label = smallest
+    vertex id in the component. A union always hangs the larger root under the smaller one, so
+    every root is the smallest id of its set, and the label of v is simply find(v)."""
+    n = graph.n_vertices
+    parent = list(range(n))
+
+    def find(v):
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]  # path halving
+            v = parent[v]
+        return v
+
+    for u, v in zip(graph.edge_sources().tolist(), graph.indices.tolist()):
+        ru, rv = find(u), find(v)
+        if ru < rv:
+            parent[rv] = ru
+        elif rv < ru:
+            parent[ru] = rv
+    return np.array([find(v) for v in range(n)], dtype=np.int64)
+
+
+def verify_components(graph, labels):
+    """The verifier (the module docstring): None, or VerificationError."""
+    labels = as_result(graph, labels, "cc")
+    n = graph.n_vertices
+    if n == 0:
+        return
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise VerificationError(f"cc: labels must be integers, got {labels.dtype}")
+    labels = labels.astype(np.int64)
+    ids = np.arange(n)
+    bad = (labels < 0) | (labels > ids)
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"cc: vertex {w} has label {labels[w]}, which is not a smaller id")
+    bad = labels[labels] != labels
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"cc: vertex {w} has label {labels[w]} but vertex {labels[w]} "
+                                f"has label {labels[labels[w]]}")
+    e = checks.label_edges(graph.indptr, graph.indices, labels)
+    if e >= 0:
+        u, v = edge_ends(graph, e)
+        raise VerificationError(f"cc: edge {u} -> {v} joins labels {labels[u]} and "
+                                f"{labels[v]}")
+    roots = checks.weak_roots(graph.indptr, graph.indices)
+    n_components = int(np.count_nonzero(roots == ids))
+    n_labels = np.unique(labels).size
+    if n_labels != n_components:
+        # labels are constant on components, so some label covers two components: name one
+        raise VerificationError(f"cc: {n_labels} labels for {n_components} weak components "
+                                f"(some label spans more than one component)")
+
+
+@register
 class CC(Algorithm):
     name = "cc"
     modes = (Mode("push", "both", "push", LABEL, records=True),)
-    weak_components = True      # labels: the smallest id of each weak component (the default
-                                # source's search runs it)
+    values_are_ids = True
+    weak_components = True
+    memory = (((197, 10, 0), (169, 10)), ((197, 18, 0), (169, 18)))
 
     def __init__(self, seed=0):
         self.seed = seed
@@ -164,10 +227,14 @@ class CC(Algorithm):
         return cls(seed)
 
     def reference(self, graph):
-        return ref.components(graph)
+        return components(graph)
 
     def verify(self, graph, values):
-        return check.verify_cc(graph, values)
+        return verify_components(graph, values)
+
+    def isolated_values(self, graph):
+        """A vertex in no edge is its own component."""
+        return np.arange(graph.n_vertices, graph.n_ids)
 
     def init(self, part):
         s, v = part.state, part.view("both")

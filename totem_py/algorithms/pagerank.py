@@ -24,19 +24,35 @@ scores are): half the bytes of the random reads that dominate a round; sums and 
 rounding would leave an L1 change near 1e-8 between rounds, which a tolerance near it never gets
 below (--tol 1e-9 on a 10-vertex chain: networkx stops after 50 rounds), and would make the
 stopping round differ from networkx's where the change is close to n * TOL.
+
+n counts every vertex id (`graph.n_ids`): with --relabel, the vertices in no edge that the run
+leaves out have no in-edge and no out-edge, so in TOTEM's form each ends with (1-d)/n, and in the
+converged one each is dangling: `finished` keeps their common rank, x = (1-d)/n + c, and adds
+their share to the sums (rank, L1 change), as if they were in the run.
+
+Serial references: K rounds of the formula over the whole CSR (NumPy); networkx's rounds by
+SciPy's sparse product, one per round. Verifiers: after K rounds no cheap property pins the ranks
+down, so every vertex is compared with the reference after the same rounds, within a relative
+bound: contributions travel as float32 (2**-24 relative rounding) and sums are float64, so each
+round adds at most 2**-24 to a rank's relative error; the bound allows four times K rounds' worth
+(1.2e-6 for K = 5), so one wrong vertex fails. Converged: the ranks sum to 1, none is below the
+teleport share (1-d)/n, their L1 distance to the fixed point (rounds to an L1 change of 1e-13) is
+at most d/(1-d) * n * tol (what stopping at a change below n * tol guarantees), and every rank is
+within 1e-9 relative of the reference's ranks at the round it stops at (or the next or previous
+round where that round's change is within rounding of n * tol; the engine's float64 sums, added
+in another order, differ from the reference's near 1e-15).
 """
 
 import math
 
 import numpy as np
 
-from bsp import (Algorithm, EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, receive,
+from bsp import (EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, receive,
                  vertex_map, vertex_values)
-from bsp.api import Option
 
-from .. import reference as ref, verify as check
-from ..errors import InputError
-from .common import collect
+from ..errors import InputError, VerificationError
+from .base import Algorithm, Option, register
+from .common import as_result, collect, first, once_per_graph
 
 CONTRIB = Message(np.float32, "sum", 0.0)
 CONTRIB64 = Message(np.float64, "sum", 0.0)     # the converged form's
@@ -110,6 +126,150 @@ def boundary_shifted(u, rank, shift, out_degree):
     return (rank[u] + shift) / d if d > 0 else 0.0
 
 
+def rounds(graph, iterations, damping=0.85):
+    """The serial reference of TOTEM's form: exactly `iterations` synchronous rounds from
+    r0 = 1/n, no dangling redistribution. Each edge (u, v) carries r(u) / outdeg(u) to v, so
+    parallel edges and self-loops count as often as they appear; a vertex with no out-edges
+    simply loses its rank."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    out_degree = graph.out_degree.astype(np.float64)  # >= 1 for every edge source
+    ranks = np.full(n, 1.0 / n)
+    for _ in range(int(iterations)):
+        incoming = np.bincount(dst, weights=ranks[src] / out_degree[src], minlength=n)
+        ranks = (1.0 - damping) / n + damping * incoming
+    return ranks
+
+
+def networkx_rounds(graph, damping=0.85):
+    """networkx's PageRank rounds from x0 = 1/n (n > 0): yields (k, x_k, ||x_k - x_{k-1}||_1)
+    for k = 1, 2, ... without end. x_k(v) = (1-d)/n + d * (sum over in-edges (u, v) of
+    x_{k-1}(u) / outdeg(u) + D/n), D the sum of x_{k-1} over the vertices without out-edges;
+    parallel edges and self-loops count as often as they appear (a CSR adds up duplicates)."""
+    import scipy.sparse as sp
+    n = graph.n_vertices
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    out_degree = graph.out_degree.astype(np.float64)
+    # P[v, u] = (number of edges u -> v) / outdeg(u)
+    P = sp.csr_array((1.0 / out_degree[src], (dst, src)), shape=(n, n))
+    dangling = np.flatnonzero(graph.out_degree == 0)
+    x = np.full(n, 1.0 / n)
+    k = 0
+    while True:
+        new = (1.0 - damping) / n + damping * (P @ x + x[dangling].sum() / n)
+        change = float(np.abs(new - x).sum())
+        x = new
+        k += 1
+        yield k, x, change
+
+
+def converged(graph, tol=1e-6, damping=0.85, max_iter=100):
+    """The serial reference of the converged form, networkx's `pagerank`
+    (nx.pagerank(G, alpha=damping, tol=tol, max_iter=max_iter) on the graph as a MultiDiGraph
+    with every vertex): `networkx_rounds` until the L1 change is below n * tol, that round's
+    ranks; after max_iter rounds without, the last round's (where networkx raises
+    PowerIterationFailedConvergence)."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    for k, x, change in networkx_rounds(graph, damping):
+        if change < n * tol or k >= max_iter:
+            return x
+
+
+def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None):
+    """TOTEM's form: each rank within `rtol` (default 4 * iterations * 2**-24, the module
+    docstring) of the reference's after `iterations` rounds, relative to it (every reference
+    rank is at least (1 - d) / n > 0)."""
+    ranks = as_result(graph, ranks, "pagerank")
+    if graph.n_vertices == 0:
+        return
+    if rtol is None:
+        rtol = 4 * int(iterations) * 2.0 ** -24 + 1e-12
+    ranks = ranks.astype(np.float64)
+    expected = rounds(graph, iterations, damping)
+    error = np.abs(ranks - expected) / expected
+    bad = ~(error <= rtol)                      # NaN counts as bad
+    if bad.any():
+        w = int(np.argmax(np.where(np.isnan(error), np.inf, error)))
+        raise VerificationError(
+            f"pagerank: {int(bad.sum())} of {graph.n_vertices} vertices differ from "
+            f"{int(iterations)} rounds by more than {rtol:.2g} relative; worst vertex {w} has "
+            f"{ranks[w]:.9g}, expected {expected[w]:.9g}")
+
+
+def stopping_rounds(graph, tol, damping=0.85, max_iter=100):
+    """What verify_converged compares with: the reference's round the rule stops at, its ranks
+    and its neighbours' ({k: x_k}), every round's L1 change ({k: change}), and the fixed point
+    (rounds to a change below 1e-13)."""
+    threshold = graph.n_vertices * tol
+    stop, kept, changes = None, {}, {}
+    for k, x, change in networkx_rounds(graph, damping):
+        changes[k] = change
+        if stop is None and (change < threshold or k >= max_iter):
+            stop = k
+        if stop is None or k <= stop + 1:
+            kept[k] = x
+            kept.pop(k - 3, None)
+        if stop is not None and k > stop and (changes[stop] >= threshold or change < 1e-13
+                                              or k >= 10000):
+            break
+    return stop, kept, changes, x
+
+
+def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100):
+    """The converged form (networkx's): the module docstring's properties."""
+    ranks = as_result(graph, ranks, "pagerank")
+    n = graph.n_vertices
+    if n == 0:
+        return
+    ranks = ranks.astype(np.float64)
+    bad = ~np.isfinite(ranks)
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"pagerank: vertex {w} has {ranks[w]}")
+    total = float(ranks.sum())
+    if not abs(total - 1.0) <= 1e-9:
+        raise VerificationError(f"pagerank: the ranks sum to {total:.9g}, not 1 (with --tol the "
+                                f"rank of vertices without out-edges is spread, not lost)")
+    floor = (1.0 - damping) / n
+    bad = ranks < floor * (1.0 - 1e-9)
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"pagerank: vertex {w} has {ranks[w]:.9g}, below the teleport "
+                                f"share (1-d)/n = {floor:.9g}")
+    rtol = slack = 1e-9     # per vertex, relative; the L1 change's rounding (the ranks sum to 1)
+    threshold = n * tol
+    stop, kept, changes, fixed = once_per_graph(stopping_rounds)(graph, tol, damping, max_iter)
+    if changes[stop] < threshold:       # converged: the distance the stopping rule guarantees
+        distance = float(np.abs(ranks - fixed).sum())
+        bound = damping / (1.0 - damping) * (threshold + slack) + slack
+        if not distance <= bound:
+            raise VerificationError(
+                f"pagerank: L1 distance {distance:.3g} to the fixed point > d/(1-d) * n * tol = "
+                f"{bound:.3g}")
+    candidates = [stop]
+    if stop > 1 and changes[stop - 1] < threshold + slack:
+        candidates.append(stop - 1)
+    if stop < max_iter and changes[stop] >= threshold - slack:
+        candidates.append(stop + 1)
+    for k in candidates:
+        if (np.abs(ranks - kept[k]) <= rtol * kept[k]).all():
+            return
+    want = kept[stop]
+    error = np.abs(ranks - want) / want
+    w = int(np.argmax(error))
+    raise VerificationError(
+        f"pagerank: {int((error > rtol).sum())} of {n} vertices differ from the reference's "
+        f"round {stop} (L1 change {changes[stop]:.3g}, n * tol = {threshold:.3g}) by more than "
+        f"{rtol:.2g} relative; worst vertex {w} has {ranks[w]:.9g}, expected {want[w]:.9g}")
+
+
+@register
 class PageRank(Algorithm):
     name = "pagerank"
     modes = (Mode("pull", "in", "pull", CONTRIB, state="contrib"),
@@ -124,8 +284,9 @@ class PageRank(Algorithm):
                                          "change is below n * TOL (networkx's default is 1e-6); "
                                          "without it, exactly --iterations rounds without "
                                          "dangling redistribution")))
+    memory = (((94, 7, 0), (66, 7)), ((94, 15, 0), (66, 15)))
 
-    def __init__(self, iterations=None, damping=0.85, tol=None, split=None):
+    def __init__(self, iterations=None, damping=0.85, tol=None, split=None, n=None):
         if tol is not None and not 0 < tol < math.inf:
             raise ValueError("PageRank's tolerance must be a positive number")
         if iterations is None:
@@ -139,6 +300,7 @@ class PageRank(Algorithm):
             self.modes = (Mode("pull", "in", "pull", CONTRIB64, state="contrib"),)
         self.split_rounds = split   # None: chosen at init (`_split_pays`)
         self.split = False
+        self.n = n                  # vertices (graph.n_ids); None: those the partitions hold
         self.converged = None       # the converged form: after a run, whether it converged
         self.rounds = None          # ... and the rounds of the result x_k (k)
 
@@ -148,35 +310,49 @@ class PageRank(Algorithm):
             raise InputError(f"--iterations must be at least 1, got {iterations}")
         if tol is not None and not 0 < tol < math.inf:
             raise InputError(f"--tol must be a positive number, got {tol}")
-        return cls(iterations, tol=tol)
+        return cls(iterations, tol=tol, n=graph.n_ids)
 
     def traversed_edges(self, graph, values, records):
         return graph.n_edges * sum(r["mode"] == "pull" for r in records)
 
     def reference(self, graph):
         if self.tol is not None:
-            return ref.pagerank_converged(graph, self.tol, self.damping, self.iterations)
-        return ref.pagerank(graph, self.iterations, self.damping)
+            return converged(graph, self.tol, self.damping, self.iterations)
+        return rounds(graph, self.iterations, self.damping)
 
     def verify(self, graph, values):
         if self.tol is not None:
-            return check.verify_pagerank_converged(graph, self.tol, values, self.damping,
-                                                   self.iterations)
-        return check.verify_pagerank(graph, self.iterations, values)
+            return verify_converged(graph, self.tol, values, self.damping, self.iterations)
+        return verify_rounds(graph, self.iterations, values, self.damping)
+
+    def metrics(self):
+        return dict(iterations=self.iterations, tol=self.tol, rounds=self.rounds,
+                    converged=self.converged)
+
+    def isolated_values(self, graph):
+        """A vertex in no edge: (1-d)/n after TOTEM's rounds; the converged form's common rank
+        of such vertices (`finished`)."""
+        n = graph.n_ids if self.n is None else self.n
+        rank = (1.0 - self.damping) / n if self.tol is None else self.isolated_rank
+        return np.full(graph.n_ids - graph.n_vertices, rank)
+
+    def start(self):
+        if self.tol is not None:
+            self.shift = 0.0                # c of the ranks the next superstep forms
+            self.rounds, self.converged = 0, False
+            self.isolated_rank = None       # x of a vertex in no edge, as the ranks' last round
 
     def init(self, part):
         s = part.state
-        s.rank = part.full(part.n_local, 1.0 / max(part.n_vertices, 1), np.float64)
+        n = part.n_vertices if self.n is None else self.n
+        s.rank = part.full(part.n_local, 1.0 / max(n, 1), np.float64)
         s.contrib = part.alloc(self.modes[0].message.dtype, 0.0, ("in",))
         if self.tol is None:
             vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
             self._init_split(part)
             return
-        s.prev = part.full(part.n_local, 1.0 / max(part.n_vertices, 1), np.float64)
+        s.prev = part.full(part.n_local, 1.0 / max(n, 1), np.float64)
         s.change = part.empty(part.n_local, np.float64)
-        self.n = part.n_vertices
-        self.shift = 0.0
-        self.rounds, self.converged = 0, False
 
     def _init_split(self, part):
         """TOTEM's form with one CPU partition and GPU partitions on an undirected graph: a round is
@@ -243,7 +419,7 @@ class PageRank(Algorithm):
 
     def compute(self, part, step, mode, box):
         s = part.state
-        base = (1.0 - self.damping) / max(part.n_vertices, 1)
+        base = (1.0 - self.damping) / max(part.n_vertices if self.n is None else self.n, 1)
         if self.tol is not None:
             vertex_map(part, shifted_contribution, s.rank, self.shift, s.prev, s.change,
                        part.out_degree, s.contrib)
@@ -279,9 +455,17 @@ class PageRank(Algorithm):
         if self.tol is None:
             return super().finished(total)
         rank_sum, change = total.sums
-        n = max(self.n, 1)
-        self.shift = (1.0 - rank_sum) / n       # x_{k+1} = r'_{k+1} + shift
-        self.converged = change < n * self.tol or self.n == 0
+        held = total.active                     # the vertices the partitions hold
+        n = held if self.n is None else self.n
+        if n > held:                            # those in no edge, left out of the run
+            teleport = (1.0 - self.damping) / n
+            x = (teleport if self.rounds else 1.0 / n) + self.shift     # r' + c, round k
+            if self.rounds:
+                change += (n - held) * abs(x - self.isolated_rank)
+            self.isolated_rank = x
+            rank_sum += (n - held) * teleport   # their r' of the next round
+        self.shift = (1.0 - rank_sum) / max(n, 1)   # x_{k+1} = r'_{k+1} + shift
+        self.converged = change < n * self.tol or n == 0
         done = self.converged or self.rounds >= self.iterations
         if not done:
             self.rounds += 1

@@ -17,18 +17,20 @@ sum to n. The active set shrinks from every vertex to a few as the run converges
 HyTGraph's engine choice per chunk is for (its figure 6a).
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
+n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
+its (1 - d) / n.
+Serial reference: the same pushes, a round of every active vertex at a time, over the CSR as
+lists. Verifier: below the limit everywhere, and within tolerance * d / (1 - d) of it in L1; the
+limit by power iteration (`limit`).
 """
 
 import numpy as np
 
-from bsp import (Algorithm, Frontier, Message, Mode, Vote, advance, atomic_add, receive,
-                 vertex_map)
+from bsp import Frontier, Message, Mode, Vote, advance, atomic_add, receive, vertex_map
 
-from bsp.api import Option
-
-from .. import reference as ref, verify as check
-from ..errors import InputError
-from .common import collect
+from ..errors import InputError, VerificationError
+from .base import Algorithm, Option, register
+from .common import as_result, collect, first, once_per_graph
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
 
@@ -56,45 +58,123 @@ def above(v, residual, threshold):
     return residual[v] > threshold
 
 
+def pushes(graph, tolerance=0.01, damping=0.85):
+    """The serial reference: rank 0 and residual (1-d)/n everywhere; each round every vertex
+    whose residual exceeds tolerance / n adds it to its rank and passes d * residual / outdeg to
+    each out-edge's head; until no residual exceeds it. Returns rank + residual."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    indptr, indices = graph.indptr.tolist(), graph.indices.tolist()
+    rank = [0.0] * n
+    residual = [(1.0 - damping) / n] * n
+    threshold = tolerance / n
+    active = [v for v in range(n) if residual[v] > threshold]
+    while active:
+        taken = [residual[v] for v in active]
+        for v, r in zip(active, taken):
+            residual[v] = 0.0
+            rank[v] += r
+        for v, r in zip(active, taken):
+            deg = indptr[v + 1] - indptr[v]
+            for e in range(indptr[v], indptr[v + 1]):
+                residual[indices[e]] += damping * r / deg
+        active = [v for v in range(n) if residual[v] > threshold]
+    return np.array(rank) + np.array(residual)
+
+
+def limit(graph, damping=0.85, tol=1e-14):
+    """The ranks' limit, r = (1-d)/n + d A r without dangling redistribution, by rounds until
+    the L1 change is below tol (the error left is then below tol * d / (1 - d)); at most 10000
+    rounds."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    share = damping / graph.out_degree.astype(np.float64)[src]
+    ranks = np.full(n, (1.0 - damping) / n)
+    for _ in range(10000):
+        new = (1.0 - damping) / n + np.bincount(dst, weights=ranks[src] * share, minlength=n)
+        change = np.abs(new - ranks).sum()
+        ranks = new
+        if change < tol:
+            break
+    return ranks
+
+
+def verify_pushes(graph, tolerance, ranks, damping=0.85):
+    """The verifier (the module docstring): None, or VerificationError."""
+    ranks = as_result(graph, ranks, "pagerank_delta")
+    if graph.n_vertices == 0:
+        return
+    ranks = ranks.astype(np.float64)
+    exact = once_per_graph(limit)(graph, damping)
+    below = exact - ranks
+    slack = 1e-9 * exact + 1e-15                  # rounding in sums of up to n terms
+    bad = ~(below >= -slack)                        # NaN counts as bad
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"pagerank_delta: vertex {w} has {ranks[w]:.9g}, above the "
+                                f"limit {exact[w]:.9g}")
+    bound = tolerance * damping / (1.0 - damping)
+    if below.sum() > bound + slack.sum():
+        w = int(np.argmax(below))
+        raise VerificationError(f"pagerank_delta: L1 distance {below.sum():.3g} to the limit > "
+                                f"tolerance * d / (1 - d) = {bound:.3g}; worst vertex {w} has "
+                                f"{ranks[w]:.6g}, limit {exact[w]:.6g}")
+
+
+@register
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
     modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
     options = (Option("--tolerance", dict(type=float, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
                                                "residual exceeds X / n (default 0.01)")),)
+    same_on_every_plan = False      # which residuals a step pushes depends on the partitions
 
-    def __init__(self, tolerance=0.01, damping=0.85):
+    def __init__(self, tolerance=0.01, damping=0.85, n=None):
         if not tolerance > 0:
             raise ValueError("PageRank-Delta needs a positive tolerance")
         self.tolerance = tolerance
         self.damping = damping
+        self.n = n          # vertices (graph.n_ids); None: those the partitions hold
 
     @classmethod
     def from_options(cls, graph, tolerance=0.01, **_):
         if not tolerance > 0:
             raise InputError(f"--tolerance must be positive, got {tolerance}")
-        return cls(tolerance)
+        return cls(tolerance, n=graph.n_ids)
 
     def traversed_edges(self, graph, values, records):
         # the first step pushes from every vertex (tolerance < 1 - d)
         return graph.n_edges + sum(r["frontier_edges"] for r in records)
 
     def reference(self, graph):
-        return ref.pagerank_delta(graph, self.tolerance, self.damping)
+        return pushes(graph, self.tolerance, self.damping)
 
     def verify(self, graph, values):
-        return check.verify_pagerank_delta(graph, self.tolerance, values)
+        return verify_pushes(graph, self.tolerance, values, self.damping)
+
+    def metrics(self):
+        return dict(tolerance=self.tolerance)
+
+    def isolated_values(self, graph):
+        """A vertex in no edge keeps its first residual, (1 - d) / n."""
+        n = graph.n_ids if self.n is None else self.n
+        return np.full(graph.n_ids - graph.n_vertices, (1.0 - self.damping) / n)
 
     def init(self, part):
         s, n = part.state, part.n_local
-        size = max(part.n_vertices, 1)
-        self.threshold = self.tolerance / size
+        size = max(part.n_vertices if self.n is None else self.n, 1)
+        s.threshold = self.tolerance / size
         s.rank = part.full(n, 0.0, np.float64)
         s.residual = part.alloc(np.float64, 0.0, ("out",))
         part.kernels("boxes").box_fill(s.residual[:n], (1.0 - self.damping) / size)
         s.share = part.empty(n, np.float64)
         s.frontier = Frontier(part)
-        vertex_map(part, above, s.residual, self.threshold, out=s.frontier)
+        vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
         s.frontier.swap()
 
     def compute(self, part, step, mode, box):
@@ -109,7 +189,7 @@ class PageRankDelta(Algorithm):
 
     def vote(self, part, step):
         s = part.state
-        vertex_map(part, above, s.residual, self.threshold, out=s.frontier)
+        vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
         edges = s.frontier.swap()
         return Vote(s.frontier.length, edges)
 

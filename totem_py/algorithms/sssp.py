@@ -18,17 +18,27 @@ Races: distances drop through atomic_min; the writer that lowers a local vertex 
 with atomic_max on its flag (0 -> FAR, or anything -> the mark), and only the claimer appends it; a
 vertex moved from far to near leaves a stale far entry that the next split drops. The plain reads
 before the atomics only skip updates that cannot win: distances never grow.
+Result: the distance of every vertex from the source (float64, +inf unreachable); weights from
+the graph, else 1, never negative. Serial reference: Dijkstra with a binary heap (parallel edges:
+the lightest counts; self-loops never shorten a path). Verifier: dist(source) = 0; no edge can
+still be relaxed; every other finite vertex has a tight in-edge, and the tight edges reach every
+finite vertex from the source (which rules out zero-weight cycles holding each other's distances
+down); unreachable is +inf (parallel passes, kernels_cpu/checks.py).
 """
 
+import heapq
 import math
 
 import numpy as np
 
-from bsp import (Algorithm, Message, Mode, Vote, advance, atomic_max, atomic_min,
-                 device_function, put, receive, vertex_map)
+from bsp import (Message, Mode, Vote, advance, atomic_max, atomic_min, device_function, put,
+                 receive, vertex_map)
+from kernels_cpu import checks
 
-from .. import reference as ref, verify as check
-from .common import SOURCE, collect, owned_lvid, source_vertex
+from ..errors import VerificationError
+from .base import Algorithm, register
+from .common import (SOURCE, as_result, checked_source, collect, edge_ends, first, owned_lvid,
+                     source_vertex)
 
 DIST = Message(np.float64, "min", np.inf)
 FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
@@ -114,11 +124,84 @@ def default_delta(graph, gpus=False):
     return max(width, 1e-9)
 
 
+def distances(graph, source):
+    """The serial reference: Dijkstra (binary heap, lazy deletion) distances from `source`
+    (float64, +inf unreachable); weights graph.weights (>= 0), or 1 for an unweighted graph.
+    Every parallel edge is relaxed, so the lightest one wins."""
+    n = graph.n_vertices
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    source = checked_source(graph, source, "sssp", ValueError)
+    if graph.weights is not None and graph.n_edges and not (graph.weights >= 0).all():
+        raise ValueError("Dijkstra needs non-negative weights")
+    indptr = graph.indptr.tolist()
+    indices = graph.indices.tolist()
+    weights = graph.weights.tolist() if graph.weights is not None else [1.0] * graph.n_edges
+    dist = [math.inf] * n
+    done = [False] * n
+    dist[source] = 0.0
+    heap = [(0.0, source)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if done[u]:
+            continue  # a stale entry: u was settled with a smaller distance
+        done[u] = True
+        for e in range(indptr[u], indptr[u + 1]):
+            v = indices[e]
+            nd = d + weights[e]
+            if nd < dist[v]:
+                dist[v] = nd
+                heapq.heappush(heap, (nd, v))
+    return np.array(dist, dtype=np.float64)
+
+
+def verify_distances(graph, source, dist, rtol=1e-5):
+    """The verifier (the module docstring), distances equal within `rtol` relative: None, or
+    VerificationError naming the first bad vertex or edge."""
+    dist = as_result(graph, dist, "sssp")
+    if graph.n_vertices == 0:
+        return
+    source = checked_source(graph, source, "sssp")
+    dist = dist.astype(np.float64)
+    if dist[source] != 0:
+        raise VerificationError(f"sssp: source {source} has distance {dist[source]}, expected 0")
+    bad = np.isnan(dist) | (dist < 0)
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"sssp: vertex {w} has distance {dist[w]}")
+    finite = np.isfinite(dist)
+    # edges out of +inf vertices constrain nothing
+    weights = graph.weights if graph.weights is not None else np.empty(0)
+    args = (graph.indptr, graph.indices, weights, graph.weights is not None, dist, rtol)
+    has_tight = np.zeros(graph.n_vertices, dtype=np.uint8)
+    e = checks.distance_edges(*args, has_tight)
+    if e >= 0:
+        u, v = edge_ends(graph, e)
+        via = dist[u] + (weights[e] if graph.weights is not None else 1.0)
+        raise VerificationError(f"sssp: vertex {v} has distance {dist[v]} but the edge from "
+                                f"{u} gives {via}")
+    has_tight[source] = 1
+    bad = finite & (has_tight == 0)
+    if bad.any():
+        x = first(bad)
+        raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} but no in-edge gives it")
+    on_tree = np.zeros(graph.n_vertices, dtype=np.uint8)
+    checks.tight_reach(*args, source, on_tree)
+    bad = finite & (on_tree == 0)
+    if bad.any():
+        x = first(bad)
+        raise VerificationError(f"sssp: vertex {x} has distance {dist[x]} that no path from the "
+                                f"source gives (a zero-weight cycle holds it down)")
+
+
+@register
 class SSSP(Algorithm):
     name = "sssp"
     modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
     needs_weights = True
     options = (SOURCE,)
+    isolated = math.inf
+    memory = (((160, 29, 0), (146, 29)), ((124, 9, 0), (110, 9)))
 
     def __init__(self, source, delta=None):
         self.source = source
@@ -132,16 +215,19 @@ class SSSP(Algorithm):
         return int(graph.out_degree[np.isfinite(values)].sum())
 
     def reference(self, graph):
-        return ref.sssp_distances(graph, self.source)
+        return distances(graph, self.source)
 
     def verify(self, graph, values):
-        return check.verify_sssp(graph, self.source, values)
+        return verify_distances(graph, self.source, values)
+
+    def start(self):
+        self.bound = self.width = self.delta    # None until the first init chooses it
+        self.far = 0.0          # the far lists' length at the last bucket
 
     def init(self, part):
-        if self.delta is None:
-            self.delta = default_delta(part.plan.graph, part.gpus_only)
-        self.bound = self.width = self.delta
-        self.far = 0.0          # the far lists' length at the last bucket
+        if self.delta is None:  # the default width, chosen once: it depends on the plan
+            self.delta = self.bound = self.width = default_delta(part.plan.graph,
+                                                                 part.gpus_only)
         s, n = part.state, part.n_local
         s.dist = part.alloc(np.float64, np.inf, ("out",))
         s.pending = part.flags(n)

@@ -1,14 +1,10 @@
-"""Edge checks of the result verifiers (totem_py/verify.py), one parallel pass over the CSR rows.
+"""Edge checks of the property verifiers (totem_py/algorithms/), on raw CSR arrays, one parallel
+pass over the rows, with no temporary per edge.
 
-Each check reports the first offending edge in edge order (-1 if none), as the vectorised NumPy
-checks they replace did: the rows are cut into BLOCKS contiguous runs, each run finds its first
-offender, and the smallest wins. Per-vertex marks ("has a parent", "has a tight in-edge") are
-benign races: every writer stores 1. On rmat:22 undirected (128M edges, a 2-core machine) the
-NumPy checks took 12-20 s per verifier, over 4-byte-per-edge temporaries of every edge.
-The two walks are parallel too: sssp_tight_reach by BFS levels, weak_components by a lock-free
-union-find. On rmat:24 on an H100 host (compilation included), bench_gpu's
-CPU-only SSSP and CC records (runs and checks) took 24.3 and 33.0 s with the serial walks, 16.4
-and 23.4 s with these.
+Each check reports the first offending edge in edge order (-1 if none): the rows are cut into
+BLOCKS contiguous runs, each run finds its first offender, and the smallest wins. Per-vertex marks
+("has a parent", "has a tight in-edge") are benign races: every writer stores 1. The two walks
+are parallel too: tight_reach level by level, weak_roots by a lock-free union-find.
 """
 
 import numpy as np
@@ -37,8 +33,8 @@ def _rows(n, b):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def bfs_edges(indptr, indices, levels, has_parent):
-    """For BFS levels (-1 unreached): the first edge from a reached vertex to an unreached one,
+def level_edges(indptr, indices, levels, has_parent):
+    """For hop levels (-1 unreached): the first edge from a reached vertex to an unreached one,
     the first that skips a level (target deeper than source + 1); has_parent[v] = 1 where some
     reached in-neighbour is one level up."""
     n = indptr.size - 1
@@ -74,8 +70,8 @@ def _tol(rtol, via):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sssp_edges(indptr, indices, weights, has_weights, dist, rtol, has_tight):
-    """For SSSP distances: the first edge out of a finite vertex that can still relax its
+def distance_edges(indptr, indices, weights, has_weights, dist, rtol, has_tight):
+    """For path lengths: the first edge out of a finite vertex that can still relax its
     target (beyond rtol); has_tight[v] = 1 where some in-edge gives dist[v] within rtol."""
     n = indptr.size - 1
     relax = np.full(BLOCKS, NONE)
@@ -97,9 +93,8 @@ def sssp_edges(indptr, indices, weights, has_weights, dist, rtol, has_tight):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def sssp_tight_level(indptr, indices, weights, has_weights, dist, rtol, queue, qlen, seen, nxt,
-                     nlen):
-    """One level of sssp_tight_reach: the unseen targets of queue[:qlen]'s tight edges, each
+def tight_level(indptr, indices, weights, has_weights, dist, rtol, queue, qlen, seen, nxt, nlen):
+    """One level of tight_reach: the unseen targets of queue[:qlen]'s tight edges, each
     claimed once (seen 0 -> 1, compare-and-swap) and appended to nxt (nlen[0] counts them)."""
     nblocks = min(qlen, BLOCKS)
     for b in prange(nblocks):
@@ -117,9 +112,9 @@ def sssp_tight_level(indptr, indices, weights, has_weights, dist, rtol, queue, q
         flush(buf, count, nxt, nlen)
 
 
-def sssp_tight_reach(indptr, indices, weights, has_weights, dist, rtol, source, seen):
-    """seen[v] = 1 for every vertex reached from `source` over tight edges (a level-synchronous
-    BFS, each level in parallel)."""
+def tight_reach(indptr, indices, weights, has_weights, dist, rtol, source, seen):
+    """seen[v] = 1 for every vertex reached from `source` over tight edges (level by level,
+    each level in parallel)."""
     n = indptr.size - 1
     queue, nxt = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     nlen = np.zeros(1, dtype=np.int64)
@@ -128,14 +123,14 @@ def sssp_tight_reach(indptr, indices, weights, has_weights, dist, rtol, source, 
     qlen = 1
     while qlen:
         nlen[0] = 0
-        sssp_tight_level(indptr, indices, weights, has_weights, dist, rtol, queue, qlen, seen,
-                         nxt, nlen)
+        tight_level(indptr, indices, weights, has_weights, dist, rtol, queue, qlen, seen, nxt,
+                    nlen)
         queue, nxt = nxt, queue
         qlen = int(nlen[0])
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def cc_edges(indptr, indices, labels):
+def label_edges(indptr, indices, labels):
     """The first edge whose ends carry different labels."""
     n = indptr.size - 1
     split = np.full(BLOCKS, NONE)
@@ -165,10 +160,11 @@ def _root(parent, a):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def weak_components(indptr, indices):
-    """The number of weakly connected components: a lock-free union-find over the edges in
-    parallel (the larger of two roots is linked under the smaller by compare-and-swap, which
-    fails and retries if another link moved it first), then the roots are counted."""
+def weak_roots(indptr, indices):
+    """Each vertex's weakly connected component, as the smallest id in it: a lock-free
+    union-find over the edges in parallel (the larger of two roots is linked under the smaller
+    by compare-and-swap, which fails and retries if another link moved it first), then every
+    vertex's root, found without writing (the links are done)."""
     n = indptr.size - 1
     parent = np.arange(n)
     for b in prange(BLOCKS):
@@ -184,8 +180,15 @@ def weak_components(indptr, indices):
                         a, c = c, a
                     if atomic_cas(parent, a, a, c) == a:
                         break
-    count = 0
+    roots = np.empty(n, dtype=np.int64)
     for v in prange(n):
-        if parent[v] == v:
-            count += 1
-    return count
+        roots[v] = _top(parent, parent[v])     # from an int64 (a prange index is unsigned)
+    return roots
+
+
+@njit(inline="always")
+def _top(parent, a):
+    """a's root, without writing."""
+    while parent[a] != a:
+        a = parent[a]
+    return a
