@@ -215,7 +215,7 @@ class Engine:
         if self.ranks is not None:
             self.ranks.superstep(step)
         parts = self.parts
-        h2d0 = sum(p.h2d_bytes for p in parts)
+        h2d0, peer0 = sum(p.h2d_bytes for p in parts), sum(p.peer_bytes for p in parts)
         compute_s = [0.0] * len(parts)
         t0 = time.perf_counter()
         host_views = self.plan.views(mode.view)
@@ -238,7 +238,8 @@ class Engine:
                     self._call(algorithm.scatter, p, step, mode, p.inboxes[mode.name])
             exchange_s = time.perf_counter() - t1
         record = dict(step=step, mode=mode.name, compute_s=compute_s, exchange_s=exchange_s,
-                      messages=int(messages), h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0))
+                      messages=int(messages), h2d_bytes=int(sum(p.h2d_bytes for p in parts) - h2d0),
+                      peer_bytes=int(sum(p.peer_bytes for p in parts) - peer0))
         record.update(self._transfers())
         if self.ranks is not None:
             self.ranks.record(record)

@@ -171,8 +171,8 @@ class Waiter:
 
 
 GUARDED = frozenset(("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier",
-                     "Bcast", "Gatherv", "Split_type", "allgather", "allreduce", "bcast",
-                     "exscan", "gather", "scan"))
+                     "Bcast", "Gatherv", "Split_type", "allgather", "allreduce", "alltoall",
+                     "bcast", "exscan", "gather", "scan"))
 
 
 class Guarded:
@@ -238,6 +238,13 @@ class Lane:
             self.recvs += [(p, q, a, views[q].peer_pos[p].size) for (p, q), a
                            in zip(pairs, starts[r])]
         self.recvs.sort()
+        # the counts of a push travel grouped by peer rank, in the order of the pairs
+        self.send_by_rank = [i for r in range(comm.size) for i, x in enumerate(self.sends)
+                             if rank_of[x[1]] == r]
+        self.recv_by_rank = [i for r in range(comm.size) for i, x in enumerate(self.recvs)
+                             if rank_of[x[0]] == r]
+        self.count_layout = [_layout([rank_of[q] for _, q, _, _ in self.sends], comm.size),
+                             _layout([rank_of[p] for p, _, _, _ in self.recvs], comm.size)]
         self.link = None
 
     def pair(self, p, q):
@@ -263,12 +270,12 @@ class Lane:
             by_pid[p].synchronize()
         rank_of = self.plan.rank_of
         send_n = [int(counts[p][q]) for p, q, _, _ in self.sends]
-        got = self.comm.alltoall([[n for (p, q, _, _), n in zip(self.sends, send_n)
-                                   if rank_of[q] == r] for r in range(self.comm.size)])
-        recv_n = {}
-        for r in range(self.comm.size):
-            for (p, q, _, _), n in zip([x for x in self.recvs if rank_of[x[0]] == r], got[r]):
-                recv_n[p, q] = n
+        out = np.array(send_n, np.int64)[self.send_by_rank]
+        got = np.empty(len(self.recvs), np.int64)
+        (sc, sd), (rc, rd) = self.count_layout
+        waiter.wait([self.comm.Ialltoallv([out, (sc, sd), MPI.INT64_T],
+                                          [got, (rc, rd), MPI.INT64_T])], "exchanging counts")
+        recv_n = {self.recvs[i][:2]: int(n) for i, n in zip(self.recv_by_rank, got)}
         link = self._link(parts)
         moves, sent = [], 0
         for (p, q, a, b), n in zip(self.sends, send_n):
@@ -330,19 +337,27 @@ class Lane:
         return sent
 
 
+def _layout(ranks, size):
+    """(counts, displacements) per rank of items grouped by their peer rank."""
+    counts = np.bincount(np.asarray(ranks, np.int64), minlength=size)
+    return counts, np.concatenate(([0], np.cumsum(counts)[:-1]))
+
+
 def link_for(comm, parts):
-    """NCCL between the ranks' GPUs when every rank runs one real GPU partition and CuPy has
-    NCCL, else MPI. Collective."""
+    """NCCL between the ranks' GPUs when every rank runs one real GPU partition, on a device of
+    its own, and CuPy has NCCL, else MPI. Collective."""
     gpus = [p for p in parts if p.kind == "gpu"]
-    real = len(gpus) == 1 and gpus[0].device == "gpu"
-    if comm.allreduce(int(real), op=MPI.MIN) and os.environ.get("TOTEM_NCCL", "1") != "0":
+    mine = None
+    if len(gpus) == 1 and gpus[0].device == "gpu" and os.environ.get("TOTEM_NCCL", "1") != "0":
         try:
             from cupy.cuda import nccl
-            ok = True
+            import cupy
+            mine = (MPI.Get_processor_name(), cupy.cuda.Device(gpus[0].device_id).pci_bus_id)
         except ImportError:
-            ok = False
-        if comm.allreduce(int(ok), op=MPI.MIN):
-            return NcclLink(comm, gpus[0], nccl)
+            pass
+    devices = comm.allgather(mine)
+    if None not in devices and len(set(devices)) == len(devices):
+        return NcclLink(comm, gpus[0], nccl)
     return MpiLink(comm)
 
 

@@ -1,5 +1,5 @@
 """The configuration matrix on a real GPU (`python -m pytest -m gpu` on the GPU machine): every
-algorithm x HIGH/LOW/RAND x cpu shares x 1 and 2 GPU partitions (two may share one device) against
+algorithm x HIGH/LOW/RAND x cpu shares x 1 to 4 GPU partitions (several may share a device) against
 the serial references, on the toy graphs, on ../shared/data (or $TOTEM_DATA) and on generated
 graphs of a few million edges; streamed edges under every local order (`hub_sort`). Skips where CuPy sees no CUDA device."""
 
@@ -114,6 +114,18 @@ def test_generated_graphs_on_gpu(spec):
     g = totem_py.generate(spec, seed=2, undirected=True, weighted=True)
     check_matrix(g, "HIGH", devices=GPU, shares=(0.7, 0.3, 0.0))
     check_matrix(g, "RAND", devices=GPU, shares=(0.5, 0.0), edges=EdgeOptions("zerocopy"))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_several_gpu_partitions_on_gpu(strategy):
+    """2, 3 and 4 GPU partitions, with and without a CPU partition: their boxes, pulled values
+    and flags move device to device (between the host's devices in turn, or within one)."""
+    import totem_py
+    for undirected in (True, False):
+        g = with_random_weights(totem_py.generate("rmat:14", seed=6, undirected=undirected), 7)
+        check_matrix(g, strategy, devices=GPU, shares=(0.0, 0.3), gpus_list=(2, 3, 4))
+    check_matrix(real_graph("ca-GrQc.txt.gz"), strategy, devices=GPU, shares=(0.0, 0.3),
+                 gpus_list=(3, 4))
 
 
 def test_chunk_kernels_on_gpu_match_the_cpu_twins():

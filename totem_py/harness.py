@@ -535,6 +535,7 @@ def merge_records(per_rank):
         out["exchange_s"] = max(s["exchange_s"] for s in steps)
         out["messages"] = sum(s["messages"] for s in steps)
         out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
+        out["peer_bytes"] = sum(s["peer_bytes"] for s in steps)
         out["engines"] = {k: sum(s["engines"][k] for s in steps) for k in rec["engines"]}
         for k in MOVED + ("cache",):    # streamed edges: bytes and cache use, chunk letters
             if any(k in s for s in steps):
