@@ -3,7 +3,7 @@ with a CPU partition of `--cpu-share` of the edges), in one process; the GPU par
 to the host's devices in turn (several share a device when there are fewer).
 
     python -m experiments.scaling --graph rmat:25 --undirected --gpus 1,2,3,4 --trials 5 \\
-        --json docs/results/scaling_rmat25_h200x4.json --plot docs/results/scaling_rmat25_h200x4.png
+        --json out/scaling_rmat25.json --plot out/scaling_rmat25.png
 
 Prints a table per run: the median time, the time against the first GPU count's, the exchange
 time (summed over supersteps), the bytes moved device to device per superstep and their rate
