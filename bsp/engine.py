@@ -44,9 +44,8 @@ def switched_back(records):
 @contextlib.contextmanager
 def paused_gc():
     """Python's cyclic collector off for a run (as timeit times code): a collection that lands
-    in a superstep stalls it for milliseconds (a generation-1 pass took 4.2 ms inside an emulated
-    rmat:18 SSSP run, with 190K objects alive), and a run makes few cycles; they are collected
-    after it, when the collector is back on."""
+    in a superstep stalls it while it walks the run's many live objects, and a run makes few
+    cycles; they are collected after it, when the collector is back on."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -349,7 +348,8 @@ class Engine:
         box = part.boxes.get(mode.name)
         if mode.state is not None:
             state = getattr(part.state, mode.state)
-            if box is None or box.base is not state:    # (a slice of a device array: 3 us)
+            # slicing a device array costs host time: the box is kept while the state stays
+            if box is None or box.base is not state:
                 box = state[part.n_local:part.n_local + n]
         elif mode.message.dtype == np.bool_:        # flags: a bitmap (bsp/exchange.py)
             if box is None or box.size != bitmap_bytes(n):

@@ -127,10 +127,9 @@ class Waiter:
 
     def wait(self, requests, what):
         """Poll `requests` until complete: SPIN_POLLS tests, then with sleeps growing to 0.1 ms,
-        so that a rank waiting for a slower one leaves the cores to it. Open MPI's Waitall spins:
-        4 ranks sharing 2 cores took 117 s over tests/test_mpi.py's matrix with it, 26 s so;
-        with a CPU-bound process beside them, 193 s after 1000 tests before sleeping, 88 s after
-        50. Past the timeout (if any), every rank is stopped."""
+        so that a rank waiting for a slower one leaves the cores to it. Open MPI's Waitall spins,
+        taking cores from the ranks it waits for where ranks share cores; a short spin before the
+        sleeps keeps quick waits quick. Past the timeout (if any), every rank is stopped."""
         t0 = time.monotonic()
         deadline = self._deadline(t0) if self.timeout else None
 

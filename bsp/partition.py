@@ -112,7 +112,7 @@ class DeviceView:
         zero-copy rows in up to `pieces` segments by chunk).
         Edges in mapped host memory: a queue of SORT_ZEROCOPY vertices or more is first sorted
         in place (its order is no algorithm's concern), as streamed zero-copy segments are
-        (EdgeStream._ascending): GPU-only SSSP on rmat:24, H100, 183 ms against 294 unsorted
+        (EdgeStream._ascending): in row order a warp's reads over the bus coalesce
         (docs/results/ab/mapped_queue_sort_rmat24_h100.txt)."""
         if self.stream is None:
             if self.host_bytes and qlen >= _stream.SORT_ZEROCOPY:
@@ -257,7 +257,7 @@ class Partition:
     def empty(self, n, dtype):
         """An uninitialised array, reused from the previous run when one of the same size and
         type was used there (Gunrock's reset instead of reallocation: fresh host memory costs a
-        page fault per 4 KiB at first touch, tens of ms per run on large graphs)."""
+        page fault per 4 KiB at first touch, which adds up on large graphs)."""
         key = (int(n), np.dtype(dtype).str)
         free = self._free.get(key)
         arr = free.pop() if free else self.xp.empty(key[0], dtype=dtype)
@@ -272,8 +272,8 @@ class Partition:
     def flags(self, n, value=0):
         """Per-vertex flags that functors test and set with atomics (bsp.intrinsics): a byte
         each where the operators run on the CPU, a 32-bit word on a GPU (CUDA's atomics take
-        no smaller). As bytes, the split of 1.5M far-list entries of SSSP over 4M vertices took
-        10 ms instead of 18 (2 threads)."""
+        no smaller). As bytes, the flags take a quarter of the cache that words would, which
+        helps random tests and sets such as those of SSSP's far-list split."""
         cpu = self.operator_package == "kernels_cpu"
         return self.full(n, value, np.uint8 if cpu else np.int32)
 
@@ -328,8 +328,8 @@ class Partition:
     def pinned_all(self, *specs, reuse=None):
         """Host arrays of the given (shape, dtype)s that the device copies from without staging
         (on a GPU: page-locked, in one allocation). With a `reuse` key they lie in a buffer kept
-        for that key, and hold until the next call with the key (a fresh pinned allocation took
-        0.07-0.19 ms on the H100 host)."""
+        for that key, and hold until the next call with the key (a fresh pinned allocation is a
+        driver call too slow to make every superstep)."""
         if reuse is None:
             return [np.empty(shape, dtype) for shape, dtype in specs]
         return self.mapped_all(*specs, reuse=reuse)[0]
@@ -340,7 +340,8 @@ class Partition:
         the `reuse` key (they hold until the next call with the key). On a GPU: mapped pinned
         memory, which a kernel reads or writes over the bus in its one pass (no copy, no wait
         for one); here, one set of arrays. A call with the same specs as the key's last call
-        gets that call's arrays again (making CuPy's views costs 5-20 us a call)."""
+        gets that call's arrays again (making CuPy's views costs host time every call:
+        docs/results/ab/superstep_overhead_rmat22_h100.txt)."""
         last = self._carved.get(reuse)
         if last is not None and last[0] == specs:
             return last[1]

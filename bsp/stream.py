@@ -68,16 +68,15 @@ SEGMENTS = 4            # resident, zero-copy, compaction, cache; then the filte
 PIECE_VERTICES = 16384  # a zero-copy segment is split in pieces of at least this many vertices
 SORT_ZEROCOPY = 4096    # zero-copy segments of this many vertices or more are sorted first
 # What a superstep's compaction costs beyond its bytes: the queue to the host and back, the
-# worker thread, the row index (measured on the H200 machine: a compaction of a few vertices
-# made a superstep 0.4-0.6 ms slower than reading them in place). Compaction is chosen only when
-# the bytes it saves over the alternatives pay for this.
+# worker thread, the row index (about what a compaction of a few vertices adds to a superstep
+# over reading them in place). Compaction is chosen only when the bytes it saves over the
+# alternatives pay for this.
 COMPACTION_FIXED_S = 400e-6
 # What a filter group costs a frontier kernel beyond its bytes: the sub-queue's scan and a launch
-# per group, and copies that wait for the kernel reading the other staging buffer (measured on
-# the H200 machine, rmat:22 SSSP: 52 groups made a superstep 2.5 ms slower than reading the same
-# chunks in place, where the bytes alone predicted 0.4 ms faster); spread over a group's chunks.
-# The figure includes a wait the pipeline no longer has (each group's kernel waited for the next
-# group's copy), so it is an upper bound.
+# per group, and copies that wait for the kernel reading the other staging buffer (what many
+# groups add to a superstep over reading the same chunks in place, beyond what their bytes
+# predict); spread over a group's chunks. An upper bound: the figure it comes from included each
+# group's kernel waiting for the next group's copy, a wait the pipeline does not make.
 FILTER_GROUP_S = 60e-6
 
 
@@ -237,9 +236,8 @@ class EdgeStream:
             # The zero-copy cost's density: how much of the chunk's lines the reads touch. The
             # lines of active rows cluster (rows are consecutive, adjacent short rows share
             # lines), so a chunk whose lines are partly read streams nearly as a sequential read
-            # does: the random rate weighs (1 - share)^2, not 1 - share (measured on the H200
-            # machine, rmat:22 SSSP: 70% of the lines read went at 41 GB/s, where the linear
-            # weight predicts 29)
+            # does: the random rate weighs (1 - share)^2, not 1 - share (a linear weight
+            # prices partly read chunks well below the rate they are read at)
             pm = self.profile
             if auto_choose(vertices, edges, lines, self.chunk_lines,
                            self.tef_rows if rows else self.tef_queue, rows,
@@ -466,9 +464,8 @@ class EdgeStream:
     def _compact_queue(self, sub, length, shared):
         """Start the compaction of the rows of sub[:length] (`shared`: sub is the algorithm's
         queue): the queue, sorted on the device, comes to the host, the gather runs on the
-        worker thread (inline on an emulated partition). (Brought over and sorted by NumPy on
-        the host, rmat:24 SSSP's compaction queues took 5.5 ms of the main thread a superstep
-        on the H100 machine.)"""
+        worker thread (inline on an emulated partition). (The sort runs on the device: a host
+        sort would hold up the main thread every superstep.)"""
         sub = self._ascending(sub, length, shared)
         queue = self.part.to_host(sub[:length], count=False)
         if self.pool is None:

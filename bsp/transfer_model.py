@@ -27,10 +27,9 @@ The zero-copy interpolation. The time per byte is linear in the density: isolate
 -> 0) go at the rate of random aligned 128-byte requests, measured by the calibration, and a
 chunk whose edges are all active (density 1) reads its rows back to back, at the rate the
 engine's kernels read a whole graph's rows (measured by the calibration with the engine's
-PageRank kernels over rmat:24: on the H100 machine a warp per row reads 37.2 GB/s and a thread
-per edge 45.5, where a coalesced stream of 16-byte loads, zerocopy_seq_Bps, reads 50.7; pricing
-PageRank's dense chunks at the stream's rate made auto read them over the bus, which filter
-copies faster).
+PageRank kernels over rmat:24, docs/results/calibrate_h100.txt: both mappings read slower than a
+coalesced stream of 16-byte loads, zerocopy_seq_Bps, a warp per row slowest; priced at the
+stream's rate, dense chunks would be read over the bus where filter copies them faster).
 (Throughput is thus the weighted harmonic mean of the two.) This is the paper's damping
 RTT_zc = gamma RTT + (1 - gamma) density RTT, written per byte: with RTT = 32 KiB / memcpy rate,
 its per-line time is gamma RTT / 256 for sparse requests and RTT / 256 for dense ones, i.e.

@@ -24,10 +24,10 @@ import time
 
 SPIN_CORES = 8
 
-# Why (measured with the engine; one line each):
-# - spin on big idle machines: 1.3-1.7x faster hybrid runs on 16 cores (rmat:24 SSSP 497 -> 332 ms)
-# - sleep otherwise: spinning cost 2.5 ms per launch (11 us asleep) on a loaded 2-core machine
-# - not TBB: idle TBB threads spin anyway; a test beside an idle TBB process 147-256 s (18 s alone)
+# Why (one line each):
+# - spin on big idle machines: spinning threads start each of a superstep's many launches at once
+# - sleep otherwise: on few or busy cores, spinning threads take the time the working ones need
+# - not TBB: idle TBB threads spin anyway, slowing whatever runs beside them
 
 
 def _cores():

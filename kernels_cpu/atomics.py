@@ -15,8 +15,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 # A random read of a large graph's state misses the cache, and the core does not run far enough
-# ahead to overlap many. On a 2-core AMD EPYC, 16M vertices x 16 random
-# edges, one compare per edge: 1.9-2.4 s with the hint 16 edges ahead, 4.6-5.2 s without.
+# ahead to overlap many: edge loops hint the reads PREFETCH edges ahead, so that their misses
+# overlap (docs/results/ab/prefetch_rmat24_h100.txt).
 PREFETCH = 16
 
 

@@ -1,7 +1,7 @@
 """`kernel`: compile a prange loop twice, parallel and serial, and pick per call by its size.
 
-A parallel launch costs about 10 us on an idle machine and milliseconds when other work competes
-for the cores, which is more than a superstep with a handful of active vertices needs. Calls whose
+A parallel launch wakes a team of threads: cheap on an idle machine, slow when other work competes
+for the cores, and more than a superstep with a handful of active vertices needs. Calls whose
 work is below `serial_below` items run on the calling thread (prange then runs as range). The
 serial copy gets its own name so Numba's on-disk cache keeps the two compilations apart.
 """
@@ -82,9 +82,9 @@ SMALL_GRAPH = 1 << 22
 def graph_kernel(size):
     """A generator's or partitioner's kernel, compiled parallel and serial like `kernel`: graphs of
     at most SMALL_GRAPH edges (`size`: the argument whose length counts them) take the serial
-    form. One thread generates and partitions such a graph in a few tenths of a second (rmat:18
-    on 2 cores: 0.32 s against 0.18-0.27 s in parallel), while a first run compiles each
-    parallel form in about 3x the time of the serial one (plan_sort_rows: 4.6 s against 1.5 s)."""
+    form. One thread generates and partitions such a graph nearly as fast as many, while a
+    parallel form takes several times as long as the serial one to compile, which a first run
+    pays."""
     return kernel(size, serial_below=lambda: SMALL_GRAPH + 1)
 
 
@@ -136,7 +136,7 @@ def flush(buf, count, queue, length):
 
     Kernels that produce a queue collect their items in a block-local buffer and flush it when
     full: one atomic add per APPEND items instead of one per item, which a single counter shared
-    by 16 threads cannot sustain (420 ms instead of ~30 ms for a bottom-up BFS step, rmat:24)."""
+    by many threads cannot sustain (its cache line moves between the cores on every add)."""
     if count:
         base = atomic_add(length, 0, count)
         for i in range(count):
@@ -159,7 +159,8 @@ def frontier_blocks(indptr, queue, qlen):
     Inlined into the kernels: queues of PARALLEL_QUEUE items or more are summed in parallel in
     a kernel's parallel copy (two passes over runs of the queue: each run's degree sum, then the
     offsets from the run's start), shorter ones serially. Each item is a random read of indptr,
-    10-25 ns when serial: the parallel sum took CPU-only SSSP on rmat:24 from 838 to 690 ms.
+    so a long queue's serial sum waits on memory
+    (docs/results/ab/frontier_degree_sum_rmat24_h100.txt).
     """
     offsets = np.empty(qlen + 1, dtype=np.int64)
     offsets[0] = 0

@@ -7,11 +7,11 @@ copy of the template whose globals hold the functor (compiled by Numba, inlined 
 called) and the template's switches (WEIGHTED, RECORD, OUTPUTS, SPAN, PREFETCHING, constants
 Numba folds), compiled by `SpelledCompiler` (which spells `args` out into the functor's
 arguments), twice: in parallel and serially (small supersteps run on the calling thread: a
-parallel launch costs tens of microseconds, milliseconds when other work competes for the
+parallel launch costs them more than their work, most when other work competes for the
 cores). The kernels are cached on disk under a name that carries a hash of the functor's code and
 of everything it calls, so an edited functor compiles anew.
 
-Mappings, as the hand-written kernels had them:
+Mappings:
 * advance over a queue: blocks of equal edge counts over the concatenated edge lists of the queue's
   vertices (hubs split across blocks), the rows a few items ahead and the targets PREFETCH edges
   ahead prefetched; selected targets are appended through block-local buffers flushed with one
@@ -236,8 +236,8 @@ def vertex_map(n, queue, out0, len0, out1, len1, pf, pf2, args):
 
 def vertex_apply(n, queue, pf, pf2, args):
     """vertex_map with nothing to list or count: one `prange` over the vertices, which Numba
-    vectorises where it can (a PageRank contribution pass over 1M vertices, 2 threads: 0.2 ms,
-    against 1.3-1.7 ms as vertex_map's loops over blocks)."""
+    vectorises where it can (a simple pass, such as PageRank's contributions, runs several times
+    faster so than as vertex_map's loops over blocks)."""
     for i in prange(n):
         if PREFETCHING and QUEUE and i + PREFETCH < n:
             prefetch(pf, queue[i + PREFETCH])

@@ -5,10 +5,10 @@ n_local + outbox slot); plan_fill writes the local ones first, as TOTEM lays par
 plan_sort_rows then orders each group by a key per target (partitioners/plan.py: by degree).
 Rows are independent, so the fill runs in parallel over rows without races; marking remote
 targets is a benign race (every writer stores 1). Rows come in the plan's local order, hubs first
-unless `hub_sort` is "off", so a prange over them gives the first thread most of the edges
-(measured on rmat:20 with "degree": 5-13x the mean at 16 threads); the loops take the rows in
-STRIDE interleaved blocks instead (within 5% of the mean). The blocks decide which thread fills
-a row, never what the row holds, and they balance any order.
+unless `hub_sort` is "off", so a prange over them, one contiguous range a thread, gives the
+first thread most of the edges; the loops take the rows in STRIDE interleaved blocks instead,
+which give each thread close to its share. The blocks decide which thread fills a row, never
+what the row holds, and they balance any order.
 """
 
 import numpy as np
@@ -59,8 +59,7 @@ def plan_fill(indptr, indices, weights, has_weights, gvids, code, n_local,
     slot): local targets first, then boundary ones, each in the row's order. One pass over each
     row, one random read per edge: boundary targets are written from the row's end backwards,
     then that run is reversed. The reads of `code` are prefetched, within a row and for the rows
-    a few ahead (prefetch_rows_every; rmat:21, this 2-core machine: 2.6-3.4 s -> 1.1-1.7 s, and
-    plan_mark_remote's 0.8-1.0 -> 0.5-0.6 s)."""
+    a few ahead (prefetch_rows_every, as in plan_mark_remote), so that their misses overlap."""
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
             prefetch_rows_every(indptr, indices, gvids, n_local, i, STRIDE, code)
@@ -131,8 +130,7 @@ def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
     Groups of at most SMALL entries (most rows of a power-law graph) sort in place, longer ones
     as int64s packing (key, position in the row), by sort_by_high_word (radix from RADIX
     entries): key is int32. Both sorts are stable: ties keep plan_fill's order. Rows a few ahead
-    have their first keys prefetched (rmat:21 on this 2-core machine, 64M edges: 2.3-2.8 s ->
-    1.8-2.4 s with both changes)."""
+    have their first keys prefetched, so that those random reads' misses overlap."""
     for j in prange(STRIDE):
         for i in range(j * SPREAD % STRIDE, indptr.size - 1, STRIDE):
             ahead = i + 4 * STRIDE          # start the key reads of a row a few rows ahead

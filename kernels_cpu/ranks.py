@@ -20,8 +20,8 @@ THREADED_SEARCH = 1 << 20   # searchsorted over at least this many keys runs on 
 def searchsorted(a, v):
     """np.searchsorted(a, v), the keys `v` cut into one run per Numba thread, each searched by
     NumPy on its own thread (NumPy releases the GIL while it searches): the lookups of a rank's
-    vertex ids, each a cache miss when the keys are not sorted, are the serial part of a plan
-    (4 M ids in 4 M, unsorted, 0.45-0.5 s on one thread of this 2-core machine; seven such)."""
+    vertex ids, each a cache miss when the keys are not sorted, would otherwise be a long
+    serial part of a plan, which makes several lookups of millions of ids."""
     threads = numba.get_num_threads()
     if threads == 1 or np.size(v) < THREADED_SEARCH:
         return np.searchsorted(a, v)

@@ -97,8 +97,8 @@ def sort_by_high_word(a, lo, hi):
     """Order a[lo:hi] by the signed 32-bit key in each item's high word, ties keeping their order:
     where the low words ascend with the position (plan_sort_rows packs (key, position)), the
     same order as sort_range. Ranges of RADIX items or more sort in passes of 8 bits of the key
-    (a pass whose byte every item shares is skipped) instead of by quicksort: the hubs' rows of
-    rmat:21 spent 2.0 of their 2.65 s in quicksort."""
+    (a pass whose byte every item shares is skipped) instead of by quicksort, whose n log n
+    dominates the sorting of the hubs' long rows."""
     n = hi - lo
     if n < RADIX:
         sort_range(a, lo, hi)

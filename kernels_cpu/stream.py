@@ -10,10 +10,9 @@ its own buffer. Each thread writes its own range of the output: no races.
 
 The rows are scattered and mostly short, so the gather is bound by memory latency, and the
 mispredicted exit of each row's copy loop stops the processor from running ahead to the next rows'
-loads: measured at about one DRAM latency per row. Both kernels therefore prefetch the rows
-PREFETCH_ROWS queue items ahead (their indptr entries twice as far ahead): on a 2-core
-machine the gather of 10% of the rows of a 16M-edge CSR went 2.6-3x faster at average degree 8 and
-32 and the scan 2x; at degree 2 the per-row loop overhead dominates and nothing changed.
+loads: about one DRAM latency per row. Both kernels therefore prefetch the rows PREFETCH_ROWS
+queue items ahead (their indptr entries twice as far ahead), so that the latencies of many rows
+overlap; at degree 2 the per-row loop overhead dominates and prefetching gains little.
 `totem_py.calibrate` times these two calls for the compaction throughput of the cost model
 (bsp/transfer_model.py).
 """
@@ -97,9 +96,8 @@ def stream_gather(indptr, indices, queue, qlen, offsets, out, weights=None, wout
 def auto_choose(vertices, edges, lines, chunk_lines, tef, rows, bpe, memcpy_Bps, compaction_Bps,
                 random_Bps, dense_Bps, tlp_bytes, alpha, beta, fixed_s, n_resident, n_staged,
                 lazy, lazy_loss, codes):
-    """bsp/stream.py's auto choice in one pass (it runs every superstep: in NumPy it took 309 us
-    a call on this project's 2-core machine, compiled 67; on rmat:26 BFS, auto making zero-copy's
-    choices was 0.9 ms slower over 8 supersteps). Per chunk: -1 idle,
+    """bsp/stream.py's auto choice in one pass (compiled: it runs every superstep, and NumPy's
+    many small array operations would cost auto more than its choices save). Per chunk: -1 idle,
     else HyTGraph's rule on the costs of bsp/transfer_model.py (Profile.filter_s, compaction_s,
     zerocopy_s: `tef` given, compaction infinite for kernels over all rows), compaction dropped
     when it saves under `fixed_s` in all, copies dropped for zero-copy while `lazy` unless they

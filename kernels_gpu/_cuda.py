@@ -37,8 +37,7 @@ _FUNCTIONS = {}     # (source, name, dtypes, device) -> kernel
 
 def function(source, name, *dtypes):
     """The compiled kernel `name<ctype(dtypes)...>` for the current device, memoised (CuPy's
-    get_function makes a new kernel object each call: 7-50 us a launch on an H100
-    host)."""
+    get_function makes a new kernel object each call, a host cost on every launch)."""
     key = (source, name, dtypes, cupy.cuda.runtime.getDevice())
     kernel = _FUNCTIONS.get(key)
     if kernel is None:

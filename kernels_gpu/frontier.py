@@ -1,8 +1,8 @@
 """Frontier helpers: `frontier_count`, CUDA twin of kernels_cpu/frontier.py (one grid-stride
 kernel that reads the queue length on the device, so the host waits once per vote), and
 `frontier_offsets`, the exclusive scan of a queue's degrees that the load-balanced advance
-(advance_lb in operators.py) takes (one block's scan for a short queue: CuPy's cumsum costs about
-0.1 ms of launches, the whole of a near-empty superstep's GPU work)."""
+(advance_lb in operators.py) takes (one block's scan for a short queue: CuPy's cumsum makes
+several launches, which cost as much as a near-empty superstep's other GPU work)."""
 
 import cupy
 

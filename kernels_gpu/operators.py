@@ -4,7 +4,7 @@ compiled in as a device function, launched on the partition's CuPy stream.
 The templates below are the operators' loops, written once; `Kernel` compiles one per functor
 with numba-cuda through the machinery of kernels_cpu/templates.py, each functor called through
 an adapter (`tupled`) that spells its arguments out of the tuple the template passes.
-Mappings, as the hand-written CUDA kernels had them:
+Mappings:
 * advance: one thread per frontier edge (Gunrock's load-balanced advance): the frontier's edges
   are numbered in queue order by the exclusive scan of the frontier's degrees (`offs`, scanned on
   the device, kernels_gpu/frontier.py), a grid-stride loop runs over block-sized runs of them,
@@ -20,12 +20,12 @@ Mappings, as the hand-written CUDA kernels had them:
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
 Lists are appended through atomic counters (the order within a list is no one's concern).
 
-Launching through numba-cuda's dispatcher costs about 0.45 ms per launch with a dozen CuPy
-arrays (argument typing through __cuda_array_interface__; H100 host), more than a near-empty
+Launching through numba-cuda's dispatcher types every argument through
+__cuda_array_interface__ each launch, which with a dozen CuPy arrays costs more than a near-empty
 superstep may take. `launch` is the one way a kernel starts on a device: it compiles once per
 argument types through the dispatcher and then launches the cubin itself: the parameters are
 packed into a kept buffer in numba's layout (an array is 7 words: meminfo, parent, size,
-itemsize, data, shape, stride) and handed to cuLaunchKernel, about 10 us a launch. That reads
+itemsize, data, shape, stride) and handed to cuLaunchKernel, with no typing. That reads
 the compiled code from numba-cuda's private code library (`_codelibrary`, `_entry_name`, as
 numba-cuda 0.30 has them); a numba-cuda without them launches through its public dispatcher on
 CuPy's current stream instead. Under numba-cuda's simulator the dispatcher runs the kernels as
@@ -51,8 +51,8 @@ WARP = 32
 FULL_MASK = 0xFFFFFFFF
 EDGE_BLOCKS_PER_SM = 8      # advance: enough resident threads per SM to hide latency
 ROW_THREADS = 1 if SIMULATED else WARP     # pull_warp: threads per row
-# threads per block under the simulator, which starts a Python thread per thread of a block
-# (tests/sim_driver.py on 2 cores: 26 s with blocks of 32, 16 s of 8, 12 s of 4)
+# threads per block under the simulator, which starts a Python thread per thread of a block:
+# small blocks keep the simulated tests (tests/sim_driver.py) quick
 SIMULATED_BLOCK = 4
 # Compile only (tests without a GPU): kernels are compiled to PTX for COMPILE_CC, not launched;
 # the arrays are NumPy ones. tests/ptxcheck pairs this with the CPU backend, which computes.

@@ -32,8 +32,8 @@ SHIP_PIECES pieces, each piece's pages given back once sent (`release`), while t
 receives fill a staging array front to back (`_Layout`) before they move into place; the rows then
 become the local views in place. Besides: per-vertex tables of its block and of its vertices, a
 second block and its rows for an in-view (directed graphs), and, while a view is built, 5 bytes
-per vertex of the whole graph (a mark, then an index). On rmat:22 at 4 ranks a rank's peak is a
-third of one process's (docs/results/mpi_scaling_2core.md).
+per vertex of the whole graph (a mark, then an index). Peaks per rank against one process:
+docs/results/mpi_memory_rmat22_cpu2.txt.
 """
 
 import ctypes
@@ -71,8 +71,8 @@ def _displ(counts):
 
 def _complete(comm, requests):
     """Wait for a shuffle's nonblocking collectives, leaving the cores to slower ranks (blocking
-    ones spin: 4 ranks beside a CPU-bound process on 2 cores took 51 s over tests/mpi_driver.py's
-    matrix with them, 26 s so), within a `Guarded` communicator's timeout."""
+    ones spin, taking cores from the ranks they wait for where ranks share cores), within a
+    `Guarded` communicator's timeout."""
     waiter = getattr(comm, "waiter", None)
     if waiter is None:
         complete(requests)

@@ -5,8 +5,8 @@ TOTEM section 6: order the vertices by degree (HIGH: highest first, LOW: lowest 
 edges. The rest are dealt to the GPU partitions in out-degree order, highest first, serpentine
 (0, 1, .., G-1, G-1, .., 0, 0, ..): each GPU gets the same number of vertices (within one) and of
 edges (within the largest degree), hubs and low-degree vertices alike, so that the GPUs finish
-their supersteps together (consecutive runs of the degree order, equal in edges, gave rmat:20's
-four GPU partitions 2K to 1M vertices each). Degrees are out-degrees: a partition owns its
+their supersteps together (consecutive runs of the degree order, equal in edges, would give one
+GPU a few hubs and another most of the vertices). Degrees are out-degrees: a partition owns its
 vertices' out-edges.
 
 Inside a partition, local ids follow `hub_sort` (`local_order`); the order only changes speed, never
@@ -25,8 +25,8 @@ messages to one remote vertex aggregate), grouped by owning partition, plus the 
 uses. Each row lists its local targets, then its remote ones, or the other way round, each group
 by degree, highest first (ties in a fixed order), the group whose first target has the higher
 degree first: a bottom-up BFS step stops at a row's first neighbour in the frontier, and hubs are
-the likeliest ones (on rmat:20 under HIGH 0.5 the main bottom-up step checks 4.9x fewer edges on
-the GPU partition, whose hubs are ghosts, than with local edges first; 2.1x fewer GPU-only). The
+the likeliest ones, local or not (on a GPU partition under HIGH the hubs are ghosts, which
+local edges first would check last; docs/results/ab/row_order_rmat24_h100.txt). The
 plan is built once and serves every algorithm and trial; messaging reads these tables and never
 changes them.
 
@@ -184,7 +184,7 @@ def _order(graph, strategy, seed):
 def by_degree(degree, descending=True):
     """np.argsort(-degree or degree, kind="stable"), faster: positions sorted by one unique
     int64 key, (degree rank) * n + position, sorted by NumPy's default sort, which need not be
-    stable since keys are unique (rmat:20's 1M vertices: 74 -> 36 ms on a 2-core machine).
+    stable since keys are unique.
     Falls back to the stable argsort where the key could overflow."""
     n = degree.size
     if n == 0:

@@ -1,16 +1,16 @@
 """Compiling ahead on a first run.
 
-Numba compiles a process's kernels one after another: 20-21.5 s of the main job's first run on a
-2-core machine, which took 22-30 s in all. When the kernel cache holds none of the engine's kernels
-yet and a second core is free, `start` runs the same algorithm in a second process on a small graph
+Numba compiles a process's kernels one after another, which is most of a first run's time on a
+machine of few cores. When the kernel cache holds none of the engine's kernels yet and a second
+core is free, `start` runs the same algorithm in a second process on a small graph
 built with NumPy, partitioned with the partitioner's kernels run as plain Python: that process
 compiles the engine's kernels (exchange boxes, frontier counts, the operators with the algorithm's
 functors, their parallel forms first) while this one generates or reads its graph and partitions it
 (a graph of at most kernels_cpu.jit.SMALL_GRAPH edges with the serial forms of the generator's and
-partitioner's kernels, which compile in a third of the time). This one then loads them from the
+partitioner's kernels, which compile several times faster). This one then loads them from the
 cache, or waits for the one being compiled (kernels_cpu.compile_once_per_machine); it runs its
 small supersteps with the parallel forms too (`parallel_forms`), whose serial twins the next run
-compiles. The main job's first run: 10.9-12.1 s (22-30 without), the next 2.5-2.8 s, then 2.1-2.4.
+compiles. First, second and third runs: docs/results/cold_start_2core.txt.
 TOTEM_COMPILE_AHEAD=0 turns this off.
 
     python -m totem_py.ahead JOB      (JOB: the run's settings as JSON; what `start` runs)

@@ -37,8 +37,8 @@ Without CuPy or a CUDA device it stops before measuring anything with one line a
 paper's fallback (its "measured" is ["compaction"]): enough for the emulated device.
 
 The profile goes to --output, else $TOTEM_PROFILE, else ~/.cache/totem_py/transfer_profile.json,
-through a temporary file and a rename. About 30 s on an H100 machine, 10 s with --quick (most of
-it compiling the kernels on a fresh machine).
+through a temporary file and a rename. --quick shortens the run; on a fresh machine most of it
+goes to compiling the kernels. An example run: docs/results/calibrate_h100.txt.
 """
 
 import argparse
@@ -63,9 +63,8 @@ SUSTAINED = 32 * MB                                         # memcpy_h2d_Bps: be
 REQUEST_SIZES = (32, 64, 128, 256, 512)
 DEGREES = (2, 8, 32, 128)
 # measure_kernels' graph: rmat:24 undirected, 521M edges (rmat:23 with --quick). The kernels'
-# rates fall as graphs grow (their accesses to vertex state miss the caches more): on the H100
-# machine a thread per edge read a whole mapped rmat:21 at 50.1 GB/s and rmat:24 at 44.4, and
-# PageRank-Delta's dense supersteps on rmat:26 went at 38
+# rates fall as graphs grow (their accesses to vertex state miss the caches more), so the graph
+# is as large as the graphs whose edges stream, not one whose state fits the caches
 KERNEL_SCALE = 24
 REPRESENTATIVE_DEGREE = 8
 ACTIVE = 0.1

@@ -144,9 +144,9 @@ def gpu_budget(device, gpu_memory):
     memory of the device (None when there is no real device and no budget). Free counts what
     this process could take back: partitions of earlier plans no longer referenced (reference
     cycles, collected first) and the blocks CuPy's memory pool keeps cached, which the driver
-    counts as used (CuPy frees them and retries when an allocation fails). Counting neither,
-    bench_gpu's sweep of plans in one process got 0.6 GB of an 80 GB H100 for its LOW 0.75
-    SSSP run (rmat:24)."""
+    counts as used (CuPy frees them and retries when an allocation fails). Counting neither, a
+    process that runs plan after plan (a benchmark sweep) would find almost none of the device
+    free."""
     if gpu_memory is not None:
         return gpu_memory
     if device != "gpu":
@@ -238,8 +238,8 @@ def components_algorithm():
 
 def weak_components(graph):
     """A label per vertex of a graph in memory, equal within each weakly connected component:
-    SciPy's traversal on graphs of fewer than SCIPY_COMPONENTS_BELOW edges (about 0.1 s at 4M
-    edges, and nothing to compile), else a parallel union-find over every out-edge
+    SciPy's traversal on graphs of fewer than SCIPY_COMPONENTS_BELOW edges (quick at that size,
+    and nothing to compile), else a parallel union-find over every out-edge
     (kernels_cpu/checks.py; the labels are the components' smallest ids)."""
     if graph.n_edges < SCIPY_COMPONENTS_BELOW:
         from scipy.sparse import csr_array
