@@ -204,7 +204,7 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
     for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
         ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
                  apply_fn=apply, out=lists[0] if lists else None, pf=pf, span=span,
-                 limit=v.n_local, skip=skip, hubs=v.hub_rows)
+                 limit=v.n_local, skip=skip)
 
 
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,

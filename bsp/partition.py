@@ -19,7 +19,6 @@ import numpy as np
 from . import stream as _stream
 
 _MODULES = {}
-HUB_EDGES = 1 << 15     # DeviceView.hub_rows
 
 
 @dataclass(frozen=True)
@@ -128,19 +127,6 @@ class DeviceView:
         if self.stream is None:
             return ((self.indptr, self.indices, self._weights, 0, self.n_local),)
         return self.stream.row_segments(reads, warps)
-
-    @property
-    def hub_rows(self):
-        """How many leading rows have HUB_EDGES edges or more (the hubs, where rows come in degree
-        order): the GPU's reducing pull gives them a block each, not a warp. None where the
-        edges stream (their segments are cut by bytes already)."""
-        return 0 if self.stream is not None else self._leading_hubs
-
-    @functools.cached_property
-    def _leading_hubs(self):
-        degree = np.diff(self.host.indptr)
-        short = np.flatnonzero(degree < HUB_EDGES)
-        return int(short[0]) if short.size else int(degree.size)
 
     @functools.cached_property
     def nonempty_rows(self):

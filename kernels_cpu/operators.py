@@ -362,9 +362,8 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, hubs=0):
-    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on
-    (`hubs`, the GPU's, is not needed: blocks of equal edges cut long rows already)."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
     w = _dummy(np.float64) if weights is None else weights
     many = end - first >= SERIAL_ITEMS or indptr[end] - indptr[first] >= SERIAL_EDGES
     if apply_fn is not None and queue is not None:

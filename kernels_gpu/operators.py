@@ -12,9 +12,6 @@ Mappings:
   range for its edge; a hub's edges spread over as many threads as it has edges.
 * pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction in
   double; rows a row_fn passes over leave at once (lane 0's verdict, so the warp stays whole).
-  The leading rows the caller names hubs (bsp.partition.HUB_EDGES edges or more, where rows
-  come by degree) take a block each, its warps' sums added in shared memory, so that one warp
-  walking a hub's million edges does not outlast the rest of the round.
 * pull, searching: a thread per row, stopping at the first hit.
 * a row's span of edges (templates.EdgeSpan): its bounds by binary search, in every lane.
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
@@ -37,7 +34,6 @@ from itertools import compress
 from operator import is_not
 
 import numpy as np
-from numba import float64
 
 from pathlib import Path
 
@@ -195,39 +191,6 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
             o >>= 1
     if lane == 0:
         apply_fn(v, s, args)
-
-
-def pull_block(indptr, indices, weights, first, end, limit, skip, args):
-    """pull_warp's reducing form with a block per row, for the hubs: rows first..end-1."""
-    if cuda.blockIdx.x >= end - first:
-        return
-    v = first + cuda.blockIdx.x
-    e, stop = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
-    s = 0.0
-    e = nonneg(e + cuda.threadIdx.x)
-    while e < stop:
-        if WEIGHTED:
-            s += functor(v, nonneg(indices[e]), weights[e], args)
-        else:
-            s += functor(v, nonneg(indices[e]), 1.0, args)
-        e += cuda.blockDim.x
-    o = 16
-    while o > 0:
-        s += cuda.shfl_down_sync(FULL_MASK, s, o)
-        o >>= 1
-    sums = cuda.shared.array(32, float64)
-    lane, warp = cuda.threadIdx.x & (WARP - 1), cuda.threadIdx.x // WARP
-    if lane == 0:
-        sums[warp] = s
-    cuda.syncthreads()
-    if warp == 0:
-        s = sums[lane] if lane < cuda.blockDim.x // WARP else 0.0
-        o = 16
-        while o > 0:
-            s += cuda.shfl_down_sync(FULL_MASK, s, o)
-            o >>= 1
-        if lane == 0:
-            apply_fn(v, s, args)
 
 
 def pull_thread(indptr, indices, weights, first, end, limit, skip, out0, len0, args):
@@ -621,20 +584,10 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, hubs=0):
-    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
-    rows below `hubs` a block each, in the reducing form over rows (not under the simulator)."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
     p = _place()
     w = p.floats if weights is None else weights
-    hubs = min(hubs, end) if apply_fn is not None and row_fn is None and queue is None \
-        and not SIMULATED else 0
-    if hubs > first:
-        k = compiled(pull_block, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                     WEIGHTED=weights is not None, SPAN=span)
-        k(hubs - first, p.block, indptr, indices, w, first, hubs, limit, skip, args)
-        first = hubs
-        if first >= end:
-            return
     if apply_fn is not None:
         fns = {"functor": fn, "apply_fn": apply_fn}
         if row_fn is not None:

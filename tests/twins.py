@@ -72,7 +72,6 @@ class View:
     its rows in the ranges [first, end) of `bounds` (default: one range, all rows), each range
     a segment of its own whose `indices` outside its rows point at `poison` (when given): an
     operator that reads an edge of another segment reads the poison."""
-    hub_rows = 0        # rows that take a block each in the GPU's reducing pull: none
 
     def __init__(self, twins, indptr, indices, n_local, weights, bounds, poison):
         self.twins, self.n_local = twins, n_local
