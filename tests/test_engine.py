@@ -124,7 +124,8 @@ def real_graph(name):
 
 
 @pytest.mark.skipif(not REAL, reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", [s if s == "HIGH" else pytest.param(s, marks=pytest.mark.slow)
+                                      for s in STRATEGIES])
 @pytest.mark.parametrize("name", REAL)
 def test_real_graphs(name, strategy):
     check_matrix(real_graph(name), strategy, thin=True)

@@ -103,7 +103,8 @@ def real(name):
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == LARGE else n
+                                  for n in REAL])
 def test_real_graphs_equal_networkx(name):
     g, want = real(name)
     assert g.directed
