@@ -19,6 +19,11 @@ DIARY = re.compile(r"(?<!MPI )(?<!HTTP )\bsessions?\b|\blent (host|machine|gpu)|
                    r"|\bthis call\b|\bcommit [0-9a-f]{7,40}\b", re.IGNORECASE)
 # Being rewritten for the operators (issue 29); their diary lines go with the rewrite. This list
 # must shrink to empty.
+# library comments state the design: figures live in docs/results/, not in before/after
+# timings, host notes or history
+NOTEBOOK = re.compile(r"\d ?(ms|us|s)? ?-> ?[\d.]+(-[\d.]+)? ?(ms|us|s)\b|\bno longer\b"
+                      r"|\b\d+-core machine|\b(H100|H200) (machine|host)\b|\bused to be\b",
+                      re.IGNORECASE)
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -79,6 +84,25 @@ def test_code_keeps_no_diary():
     found = [f"{p}:{i}: {line}" for p in files if p != "tests/test_docs.py"
              for i, line in diary_lines(ROOT / p)]
     assert not found, "\n".join(found)
+
+
+def library_files():
+    return tracked("bsp/*.py", "kernels_cpu/*.py", "kernels_gpu/*.py", "partitioners/*.py",
+                   "totem_py/*.py", "totem_py/algorithms/*.py")
+
+
+def test_library_comments_keep_no_notebook():
+    found = [f"{p}:{i}: {line.strip()}" for p in library_files()
+             for i, line in enumerate((ROOT / p).read_text().splitlines(), 1)
+             if NOTEBOOK.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_notebook_check_catches_each_kind():
+    lines = ["the CPU partition 340 -> 211 ms", "2.6-3.4 s -> 1.1-1.7 s", "no longer reads",
+             "on this 2-core machine", "measured on the H200 machine", "one H100 host's CPU",
+             "a warp per row", "rows 0 -> n", "runs 2 ms"]
+    assert [bool(NOTEBOOK.search(line)) for line in lines] == [True] * 6 + [False] * 3
 
 
 def test_the_diary_check_catches_each_kind(tmp_path):

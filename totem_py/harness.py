@@ -142,7 +142,7 @@ def memory_stages(alg, directed=True):
 def gpu_budget(device, gpu_memory):
     """Bytes of graph data one GPU partition may hold: --gpu-memory, else 80% of the free
     memory of the device (None when there is no real device and no budget). Free counts what
-    this process could take back: partitions of earlier plans no longer referenced (reference
+    this process could take back: partitions of earlier plans that nothing references (reference
     cycles, collected first) and the blocks CuPy's memory pool keeps cached, which the driver
     counts as used (CuPy frees them and retries when an allocation fails). Counting neither, a
     process that runs plan after plan (a benchmark sweep) would find almost none of the device
