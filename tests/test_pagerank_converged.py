@@ -215,6 +215,10 @@ def test_command_line_on_wiki_vote(tmp_path):
     (["--algorithm", "pagerank_delta", "--tol", "1e-6"], ["--tol", "pagerank"]),
     (["--algorithm", "pagerank", "--tolerance", "0.1"], ["--tolerance", "pagerank_delta"]),
     (["--algorithm", "pagerank", "--tol", "1e-6", "--iterations", "0"], ["--iterations"]),
+    (["--algorithm", "pagerank", "--tol", "nan"], ["--tol", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "inf"], ["--tolerance", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "nan"], ["--tolerance", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "-0.01"], ["--tolerance", "positive"]),
 ])
 def test_bad_tol_options_exit_2(args, words):
     assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", *args), *words)

@@ -52,7 +52,7 @@ from bsp import (EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, recei
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
-from .common import as_result, collect, first, once_per_graph
+from .common import as_result, collect, first, once_per_graph, positive_number
 
 CONTRIB = Message(np.float32, "sum", 0.0)
 CONTRIB64 = Message(np.float64, "sum", 0.0)     # the converged form's
@@ -278,7 +278,7 @@ class PageRank(Algorithm):
                                            help=f"pagerank: rounds (default {ROUNDS}); with "
                                                 f"--tol, the most rounds (default "
                                                 f"{MAX_ROUNDS})")),
-               Option("--tol", dict(type=float, default=None, metavar="TOL",
+               Option("--tol", dict(type=positive_number, default=None, metavar="TOL",
                                     help="pagerank: networkx's form instead of TOTEM's: dangling "
                                          "rank spread over every vertex, rounds until the L1 "
                                          "change is below n * TOL (networkx's default is 1e-6); "
