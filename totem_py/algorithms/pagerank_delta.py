@@ -15,8 +15,8 @@ left, i.e. at most tolerance * d / (1 - d). Per vertex, as every residual left i
 tolerance / n and sum_{k>=0} (d P)^k 1 = n L / (1 - d), the result is at most
 tolerance * (L(v) / (1 - d) - 1 / n) below L(v) (the verifier checks all three). The default
 tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for
-ranks that sum to n. The active set shrinks from every vertex to a few as the run converges, which is what
-HyTGraph's engine choice per chunk is for (its figure 6a).
+ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
+which is what HyTGraph's engine choice per chunk is for (its figure 6a).
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
 n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
