@@ -276,6 +276,26 @@ def test_pagerank_split_rounds(device):
     assert r.metrics["supersteps"] == ITERATIONS
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_pagerank_weighs_edges_in_both_forms(device):
+    """On a weighted graph PageRank shares a rank in proportion to the out-edges' weights:
+    TOTEM's rounds (plain and split) and networkx's form equal their weighted references; the
+    unweighted forms after them on the same engine get no weights."""
+    g = totem_py.generate("rmat:9", undirected=True, weighted=True)
+    engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
+    for weighted in (True, False):
+        for split in (False, True):
+            got, _ = engine.run(PageRank(ITERATIONS, split=split, weighted=weighted))
+            want = pagerank.rounds(g, ITERATIONS, weighted=weighted)
+            assert np.abs(got - want).max() <= 1e-6 * want.min(), (weighted, split)
+        alg = PageRank(100, tol=TOL, weighted=weighted)
+        got, _ = engine.run(alg)
+        assert alg.verify(g, got) is None
+        assert np.abs(got - pagerank.converged(g, TOL, weighted=weighted)).max() <= 1e-12
+    assert np.abs(pagerank.rounds(g, ITERATIONS, weighted=True)
+                  - pagerank.rounds(g, ITERATIONS)).max() > 1e-4
+
+
 def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
     """The default: split rounds where GPU partitions run GPU code with their edges in device
     memory and the partials are far fewer values than the CPU stops reading (HIGH), else not

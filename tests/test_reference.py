@@ -183,14 +183,15 @@ def test_cc_matches_scipy_and_networkx(name):
 
 # --- PageRank against a dense matrix power -------------------------------------------------------
 
-def dense_pagerank(graph, iterations, d=0.85):
+def dense_pagerank(graph, iterations, d=0.85, weighted=False):
     """Closed form of K rounds: r_K = A^K r0 + (I - A)^-1 (I - A^K) t, the geometric sum of
-    A^i t for i < K, with A = d P, P[v, u] = (#edges u->v) / outdeg(u), t = (1-d)/n
-    (I - A is invertible: the column sums of A are at most d < 1)."""
+    A^i t for i < K, with A = d P, P[v, u] = (#edges u->v) / outdeg(u) (`weighted`: the weight
+    of the edges u->v over that of u's out-edges), t = (1-d)/n (I - A is invertible: the column
+    sums of A are at most d < 1)."""
     n = graph.n_vertices
     counts = np.zeros((n, n))
     u, v = edges_of(graph)
-    np.add.at(counts, (v, u), 1.0)  # parallel edges and self-loops count
+    np.add.at(counts, (v, u), graph.weights if weighted else 1.0)  # parallel edges, loops count
     outdeg = counts.sum(axis=0)
     P = np.divide(counts, outdeg, out=np.zeros_like(counts), where=outdeg > 0)
     A = d * P
@@ -255,6 +256,41 @@ def test_pagerank_converged_matches_networkx(name):
     google = np.where(outdeg > 0, counts / np.where(outdeg > 0, outdeg, 1), 1.0 / n)
     fixed = np.linalg.solve(np.eye(n) - 0.85 * google, np.full(n, 0.15 / n))
     assert np.abs(want - fixed).sum() <= 0.85 / 0.15 * n * 1e-12    # the stopping rule's bound
+
+
+def weighted_case(name):
+    """A case with fractional weights in [0, 3), the out-edges of vertex 1 weighing 0 in all."""
+    g = case(name)
+    w = np.random.default_rng(4).random(g.n_edges) * 3
+    if g.n_vertices > 1:
+        w[g.indptr[1]:g.indptr[2]] = 0.0
+    return g.with_weights(w)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_weighted_pagerank_matches_dense_and_networkx(name):
+    """With weights, a rank is shared among the out-edges in proportion to their weights: K
+    rounds as the dense closed form, networkx's form as nx.pagerank(G, weight="weight") (a
+    vertex whose out-edges weigh 0 in all is dangling there); unweighted as before."""
+    g = weighted_case(name)
+    for k in (1, 5, 20):
+        np.testing.assert_allclose(pagerank.rounds(g, k, weighted=True),
+                                   dense_pagerank(g, k, weighted=True), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(pagerank.rounds(g, k), dense_pagerank(g, k), rtol=1e-10,
+                                   atol=1e-14)
+    G = g.to_networkx(multigraph=True)
+    for weight, weighted in (("weight", True), (None, False)):
+        r = nx.pagerank(G, tol=1e-9, max_iter=1000, weight=weight)
+        want = np.array([r[v] for v in range(g.n_vertices)])
+        got = pagerank.converged(g, 1e-9, max_iter=1000, weighted=weighted)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+        alg = PageRank.from_options(g, tol=1e-9, iterations=1000, unweighted=not weighted)
+        assert alg.weighted == weighted and alg.verify(g, want) is None
+    alg = PageRank.from_options(g, iterations=5)
+    assert alg.weighted and alg.verify(g, dense_pagerank(g, 5, weighted=True)) is None
+    if g.n_edges and not np.allclose(pagerank.rounds(g, 5), pagerank.rounds(g, 5, weighted=True)):
+        with pytest.raises(VerificationError):
+            alg.verify(g, pagerank.rounds(g, 5))
 
 
 # --- BC against networkx and brute force ---------------------------------------------------------
