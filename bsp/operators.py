@@ -230,10 +230,12 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
 
 
 def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):
-    """out[i] = vertex_fn(at[i], *args) for the local ids `at`; returns `out` (made of `dtype`
-    when not given)."""
+    """out[i] = vertex_fn(at[i], *args) for the local ids `at`; returns `out`. Without one, an
+    array of `dtype` the partition keeps for `vertex_fn` (`Partition.held`): each call's
+    values hold until the next call of the same functor (a gather's, until the next
+    superstep's), so a run of many supersteps takes no more memory than one."""
     if out is None:
-        out = part.empty(at.size, dtype)
+        out = part.held(("vertex_values", vertex_fn), at.size, np.dtype(dtype))
     if at.size:
         backend(part).map_values(vertex_fn, at, out, args)
     return out

@@ -342,7 +342,7 @@ class PageRank(Algorithm):
                    weighted=graph.weights is not None and not unweighted)
 
     def traversed_edges(self, graph, values, records):
-        return graph.n_edges * sum(r["mode"] == "pull" for r in records)
+        return graph.n_edges * sum(r.get("steps", 1) for r in records if r["mode"] == "pull")
 
     def reference(self, graph):
         if self.tol is not None:
