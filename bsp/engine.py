@@ -9,6 +9,10 @@ algorithm that offers "push" (top-down) and "pull" (bottom-up) modes, the engine
 when the frontier's edges exceed the edges left to check / ALPHA (edges left to check drop by the
 frontier's edges after each top-down step), and back to push once the frontier stops growing and
 is below n / BETA. Every choice is recorded in the superstep's record and shown as progress.
+
+A run returns one record per superstep for its first KEPT supersteps; the later ones are summed
+into one record per mode (`keep`), so memory stays bounded however long a run goes (PageRank
+for millions of rounds).
 """
 
 import contextlib
@@ -25,6 +29,7 @@ from .partition import EdgeOptions, make_partition
 
 ALPHA = 15
 BETA = 18
+KEPT = 10_000       # supersteps recorded one by one; later ones are summed per mode
 
 
 def tally(votes):
@@ -39,6 +44,39 @@ def switched_back(records):
     """True right after a bottom-up run ends: like GAP, the frontier of the first top-down step
     then counts as one edge, so the engine does not switch straight back."""
     return len(records) > 1 and records[-1]["mode"] == "push" and records[-2]["mode"] == "pull"
+
+
+def keep(records, record, summed):
+    """Append a superstep's record to `records` while they are fewer than KEPT; after that,
+    add it into the record of its mode that sums the later supersteps (`summed`, by mode; the
+    first of a mode is appended to `records`), whose `steps` counts them and `step` is the first
+    of them. Numbers add up, lists of them element by element, dicts of them key by key;
+    anything else (chunk letters) is left out."""
+    if len(records) < KEPT and not summed:
+        records.append(record)
+        return
+    total = summed.get(record["mode"])
+    if total is None:
+        total = summed[record["mode"]] = dict(step=record["step"], mode=record["mode"], steps=0)
+        records.append(total)
+    total["steps"] += 1
+    for key, value in record.items():
+        if key in ("step", "mode"):
+            continue
+        if isinstance(value, (int, float)):
+            total[key] = total.get(key, 0) + value
+        elif isinstance(value, list):
+            total[key] = [a + b for a, b in zip(total.get(key, [0] * len(value)), value)]
+        elif isinstance(value, dict):
+            into = total.setdefault(key, {})
+            for k, v in value.items():
+                if isinstance(v, (int, float)):
+                    into[k] = into.get(k, 0) + v
+
+
+def supersteps(records):
+    """How many supersteps `records` (as `keep` keeps them) stand for."""
+    return sum(r.get("steps", 1) for r in records)
 
 
 @contextlib.contextmanager
@@ -115,7 +153,8 @@ class Engine:
             part.edges_resident = resident
 
     def run(self, algorithm):
-        """Run `algorithm` to completion; returns (per-vertex result, per-superstep records).
+        """Run `algorithm` to completion; returns (per-vertex result, per-superstep records, the
+        supersteps after the first KEPT summed per mode: `keep`).
         `self.timings` then holds the seconds spent in init, supersteps and collect."""
         self.prepare(algorithm)
         with paused_gc():
@@ -140,14 +179,14 @@ class Engine:
             part.clean_tail = None          # used by init's alloc or not at all
             part.clean_box = self._clean_after_init(algorithm, part)
         modes = {m.name: m for m in algorithm.modes}
-        records = []
+        records, summed, recent = [], {}, []     # recent: the last two supersteps' records
         step = 0
         bottom_up = False
         frontier = None
         explored = 0
         while True:
             if algorithm.direction_optimizing and frontier is not None:
-                switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, records)
+                switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, recent)
                 bottom_up ^= switched
                 mode = modes["pull" if bottom_up else "push"]
                 if switched and self.progress:
@@ -167,10 +206,11 @@ class Engine:
             active = total.active
             record["active_vertices"] = int(active)
             record["frontier_edges"] = int(total.edges)
-            records.append(record)
+            keep(records, record, summed)
+            recent = [*recent[-1:], record]
             if self.progress:
                 self.progress.step(step, mode.name, active)
-            frontier = (active, 1 if switched_back(records) else total.edges)
+            frontier = (active, 1 if switched_back(recent) else total.edges)
             step += 1
             if algorithm.finished(total):
                 break
@@ -202,12 +242,12 @@ class Engine:
         if self.ranks is not None:
             self.ranks.release()
 
-    def _bottom_up(self, bottom_up, frontier, explored, records):
+    def _bottom_up(self, bottom_up, frontier, explored, recent):
         active, edges = frontier
         n, m = self.plan.graph.n_vertices, self.plan.graph.n_edges
         if not bottom_up:
             return edges > (m - explored) / ALPHA
-        previous = records[-2]["active_vertices"] if len(records) > 1 else 0
+        previous = recent[-2]["active_vertices"] if len(recent) > 1 else 0
         return active >= previous or active > n / BETA
 
     def _superstep(self, algorithm, mode, step):

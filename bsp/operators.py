@@ -27,15 +27,24 @@ slot (the box in a Mode's state array tail). `w` is the edge's weight (1.0 witho
 `args` are arrays on the partition's device and scalars (ints, floats, bools), passed through
 unchanged. A functor returns a truth value, or for operators that fill lists a list number
 (1: the first list, 2: the second, 0: none). Atomics and bit tests come from bsp.intrinsics;
-helpers a functor calls are decorated with `device_function`.
+helpers a functor calls are decorated with `device_function`. A functor Numba or numba-cuda
+cannot compile (a misspelt name, a NumPy call a GPU has not) is an InputError naming its file
+and line and what Numba said (`functor_errors`).
 """
 
+import dis
+import functools
 import importlib
+import inspect
+import re
 
 import numpy as np
+from numba.core.errors import NumbaError
 
 from kernels_cpu import intrinsics
 from kernels_cpu.templates import EdgeSpan
+
+from .errors import InputError
 
 _BACKENDS = {}
 ASYNC_PIECES = 8        # advance with a source functor: zero-copy rows in this many pieces
@@ -48,6 +57,69 @@ def backend(part):
     if module is None:
         module = _BACKENDS[name] = importlib.import_module(f"{name}.operators")
     return module
+
+
+def functor_errors(*names):
+    """Decorate an operator whose arguments `names` are functors: a Numba error while it runs
+    (compiling them) becomes an InputError on one line, at the line Numba points to where it is
+    one of theirs, else at the first line of the functor the message names (else the first)."""
+    def wrap(operator):
+        sig = inspect.signature(operator)
+
+        @functools.wraps(operator)
+        def call(*args, **kwargs):
+            try:
+                return operator(*args, **kwargs)
+            except NumbaError as exc:
+                given = sig.bind(*args, **kwargs).arguments
+                functors = [given[n] for n in names if callable(given.get(n))]
+                raise _functor_error(exc, functors) from None
+        return call
+    return wrap
+
+
+_NOISE = ("Failed in ", "During: ", "File ", "No implementation of function", ">>>", "There are ",
+          "- Of which", "Overload in function", "With argument", "Rejected as", "raised from",
+          "^", "This error ", "See ", "The ")
+
+
+def _functor_error(exc, functors):
+    """The InputError of a Numba error `exc` raised compiling `functors`: at the line Numba
+    names where it is in one of them, else at the line of the functor (the one the message
+    names, else the first) that uses what failed, else at its first line."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(exc).splitlines()]
+    lines = [re.sub(r"^\w*TypingError: ", "", line) for line in lines if line]
+    codes = {fn.__name__: (fn, fn.__code__) for fn in functors if hasattr(fn, "__code__")}
+    calls = [line[4:] for line in lines if line.startswith(">>> ")]
+    named = used = None
+    for call, inner in zip(calls, calls[1:]):
+        if call.split("(")[0] in codes and inner.split("(")[0] not in codes:
+            named, used = call.split("(")[0], inner.split("(")[0]
+            essence = f"it calls {inner}, which Numba cannot compile where it runs"
+            break
+    else:
+        essence = next((line for line in lines if not line.startswith(_NOISE)),
+                       type(exc).__name__)
+        named = next((c.split("(")[0] for c in calls if c.split("(")[0] in codes), None)
+    if not codes:
+        return InputError(f"a functor does not compile: {essence}")
+    loc = getattr(exc, "loc", None)
+    path, line = getattr(loc, "filename", None), getattr(loc, "line", None)
+    inside = [fc for fc in codes.values() if fc[1].co_filename == path and line is not None
+              and fc[1].co_firstlineno <= line]
+    if inside:
+        fn, code = max(inside, key=lambda fc: fc[1].co_firstlineno)
+    else:
+        fn, code = codes.get(named) or next(iter(codes.values()))
+        path, line = code.co_filename, code.co_firstlineno
+        for ins in dis.get_instructions(code):
+            word = ins.argval if isinstance(ins.argval, str) else None
+            if word and (word == used or re.search(rf"'{re.escape(word)}'", essence)) \
+                    and ins.positions.lineno is not None:
+                line = ins.positions.lineno
+                break
+    return InputError(f"functor {fn.__name__} (line {code.co_firstlineno}) does not compile: "
+                      f"{essence}", path, line)
 
 
 def device_function(fn):
@@ -136,6 +208,7 @@ def _prefetched(prefetch, args):
 
 # -- operators ----------------------------------------------------------------------------------
 
+@functor_errors("edge_fn", "source")
 def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=None,
             consume=None, prefetch=None, source=None, source_args=()):
     """For each vertex s of `frontier` (a Frontier: its current queue; or an array of local ids,
@@ -171,6 +244,7 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
                     args, consume)
 
 
+@functor_errors("edge_fn", "apply", "row_fn")
 def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,
          reads=None, prefetch=None, span=EdgeSpan.ALL, skip=0):
     """Walk the edges (v, u, w) of rows v of `view` (for the "in" view: v's in-edges).
@@ -207,6 +281,7 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
                  limit=v.n_local, skip=skip)
 
 
+@functor_errors("vertex_fn")
 def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=None,
                count=False, consume=None, prefetch=None):
     """vertex_fn(v, *args) for every local vertex v < n (default part.n_local), or for the items
@@ -229,16 +304,20 @@ def vertex_map(part, vertex_fn, *args, vertices=None, length=None, n=None, out=N
     return selected if count else None
 
 
+@functor_errors("vertex_fn")
 def vertex_values(part, vertex_fn, *args, at, out=None, dtype=None):
-    """out[i] = vertex_fn(at[i], *args) for the local ids `at`; returns `out` (made of `dtype`
-    when not given)."""
+    """out[i] = vertex_fn(at[i], *args) for the local ids `at`; returns `out`. Without one, an
+    array of `dtype` the partition keeps for `vertex_fn` (`Partition.held`): each call's
+    values hold until the next call of the same functor (a gather's, until the next
+    superstep's), so a run of many supersteps takes no more memory than one."""
     if out is None:
-        out = part.empty(at.size, dtype)
+        out = part.held(("vertex_values", vertex_fn), at.size, np.dtype(dtype))
     if at.size:
         backend(part).map_values(vertex_fn, at, out, args)
     return out
 
 
+@functor_errors("fn")
 def receive(part, inbox, fn, *args, out=None):
     """fn(v, message, *args) for each entry of an Inbox (local id v, combined message); where it
     returns true, v is appended to `out` (a second list takes those returning 2)."""
@@ -246,6 +325,7 @@ def receive(part, inbox, fn, *args, out=None):
         backend(part).map_inbox(fn, inbox.values, inbox.lvid, _lists(out), args)
 
 
+@functor_errors("vertex_fn")
 def bitmap(part, vertex_fn, *args, out, n=None):
     """Bit v of `out` (uint8, bit v & 7 of byte v >> 3: bsp.intrinsics.test_bit's layout) =
     vertex_fn(v, *args), for local vertices v < n (default part.n_local); returns `out`."""

@@ -60,9 +60,10 @@ class DeviceView:
         self.prepare(weights)
 
     def prepare(self, weights):
-        """Place the edges, and the weights when `weights`, for the next algorithm."""
+        """Place the edges, and the weights when `weights`, for the next algorithm (weights
+        placed for an earlier one stay on the device, but its kernels are not given them)."""
         part, view = self._part, self.host
-        weights = weights and view.weights is not None
+        weights = self.weighted = weights and view.weights is not None
         opts, budget = part.edges, part.view_budget
         need = (view.indptr.nbytes + view.indices.nbytes
                 + (self.host_weights.nbytes if weights else 0))
@@ -116,7 +117,8 @@ class DeviceView:
         if self.stream is None:
             if self.host_bytes and qlen >= _stream.SORT_ZEROCOPY:
                 queue[:qlen].sort()
-            return ((self.indptr, self.indices, self._weights, queue, qlen),)
+            return ((self.indptr, self.indices, self._weights if self.weighted else None, queue,
+                     qlen),)
         return self.stream.queue_segments(queue, qlen, pieces)
 
     def row_segments(self, reads=None, warps=True):
@@ -125,7 +127,8 @@ class DeviceView:
         a warp or a thread per row (EdgeStream.row_segments): hints for streamed edges, ignored
         otherwise."""
         if self.stream is None:
-            return ((self.indptr, self.indices, self._weights, 0, self.n_local),)
+            return ((self.indptr, self.indices, self._weights if self.weighted else None, 0,
+                     self.n_local),)
         return self.stream.row_segments(reads, warps)
 
     @functools.cached_property

@@ -66,13 +66,14 @@ def _via(dist, weights, has_weights, u, e):
 
 @njit(inline="always")
 def _tol(rtol, via):
-    return rtol * max(1.0, via)
+    return rtol * via
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def distance_edges(indptr, indices, weights, has_weights, dist, rtol, has_tight):
     """For path lengths: the first edge out of a finite vertex that can still relax its
-    target (beyond rtol); has_tight[v] = 1 where some in-edge gives dist[v] within rtol."""
+    target (by more than rtol relative; 0: any amount); has_tight[v] = 1 where some in-edge
+    gives dist[v] within rtol."""
     n = indptr.size - 1
     relax = np.full(BLOCKS, NONE)
     for b in prange(BLOCKS):
@@ -127,6 +128,19 @@ def tight_reach(indptr, indices, weights, has_weights, dist, rtol, source, seen)
                     nlen)
         queue, nxt = nxt, queue
         qlen = int(nlen[0])
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def integral(values):
+    """Whether every entry is a whole number."""
+    whole = np.ones(BLOCKS, dtype=np.bool_)
+    for b in prange(BLOCKS):
+        lo, hi = _rows(values.size, b)
+        for i in range(lo, hi):
+            if values[i] != np.floor(values[i]):
+                whole[b] = False
+                break
+    return whole.all()
 
 
 @njit(parallel=True, nogil=True, cache=True)

@@ -47,3 +47,13 @@ def csr_expand_rows(indptr, out):
     for u in prange(n):
         for e in range(indptr[u], indptr[u + 1]):
             out[e] = u
+
+
+@graph_kernel("values")
+def csr_row_sums(indptr, values, out):
+    """out[u] = the sum of values[e] over row u's edges, in row order."""
+    for u in prange(out.size):
+        total = 0.0
+        for e in range(indptr[u], indptr[u + 1]):
+            total += values[e]
+        out[u] = total

@@ -43,7 +43,7 @@ import numpy as np
 from kernels_cpu import plan as _k
 from kernels_cpu import plan_stats as _ks
 from bsp.errors import InputError
-from kernels_cpu.csr import index_dtype
+from kernels_cpu.csr import csr_row_sums, index_dtype
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)
@@ -106,6 +106,16 @@ class PlanShape:
     def canonical_view(self, name):
         """In an undirected graph in-edges and both directions are the out-edges."""
         return name if self.graph.directed else "out"
+
+    def out_weight(self, pid):
+        """The sums of the out-edge weights of partition `pid`'s vertices, in local-id order
+        (from its out view), or None for a graph without weights."""
+        view = self.views("out")[pid]
+        if view.weights is None:
+            return None
+        out = np.empty(view.n_local, dtype=np.float64)
+        csr_row_sums(view.indptr, view.weights, out)
+        return out
 
     def rows(self, view="out"):
         """Per partition of this process: pid, kind, vertices, edges, boundary edges (to other

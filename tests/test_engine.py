@@ -277,6 +277,67 @@ def test_pagerank_split_rounds(device):
     assert r.metrics["supersteps"] == ITERATIONS
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_memory_per_superstep_stays_bounded(device, monkeypatch):
+    """A run keeps one record per superstep for the first KEPT only, the rest summed per mode,
+    and nothing else per superstep: PageRank for 1500 rounds on a 6-vertex graph peaks no
+    higher (tracemalloc) than for 500, where each superstep's record and gather array used to
+    stay (1.3 KB a superstep); the metrics still count every superstep and round."""
+    import tracemalloc
+    import bsp.engine
+    monkeypatch.setattr(bsp.engine, "KEPT", 20)
+    g = TOYS["complete"]
+    engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
+    engine.run(PageRank(1500))      # warm: caches and free lists filled
+    peaks = {}
+    tracemalloc.start()
+    try:
+        for rounds in (500, 1500):
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
+            _, records = engine.run(PageRank(rounds))
+            peaks[rounds] = tracemalloc.get_traced_memory()[1] - base
+            assert bsp.engine.supersteps(records) == rounds and len(records) == 21
+            del records
+    finally:
+        tracemalloc.stop()
+    assert (peaks[1500] - peaks[500]) / 1000 < 16, peaks
+    m = totem_py.run(g, "pagerank", iterations=50, device=device, cpu_share=0.5,
+                     verify=True).metrics
+    assert m["supersteps"] == 50 and len(m["per_superstep"]) == 21
+    assert m["per_superstep"][-1]["steps"] == 30 and m["per_superstep"][-1]["step"] == 20
+    assert m["teps"] * m["time_s"] == pytest.approx(g.n_edges * 50)
+    monkeypatch.setattr(bsp.engine, "KEPT", 100)
+    every = totem_py.run(g, "pagerank", iterations=50, device=device, cpu_share=0.5).metrics
+    for key in ("messages", "active_vertices", "h2d_bytes"):
+        assert sum(s[key] for s in m["per_superstep"]) == sum(
+            s[key] for s in every["per_superstep"]), key
+    chain = TOYS["chain"]       # direction-optimising BFS reads the last two supersteps'
+    monkeypatch.setattr(bsp.engine, "KEPT", 2)
+    r = totem_py.run(chain, "bfs", source=0, device=device, cpu_share=0.5, verify=True)
+    assert r.metrics["supersteps"] == 10 and r.values.tolist() == list(range(10))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_pagerank_weighs_edges_in_both_forms(device):
+    """On a weighted graph PageRank shares a rank in proportion to the out-edges' weights:
+    TOTEM's rounds (plain and split) and networkx's form equal their weighted references; the
+    unweighted forms after them on the same engine get no weights."""
+    g = totem_py.generate("rmat:9", undirected=True, weighted=True)
+    engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
+    for weighted in (True, False):
+        for split in (False, True):
+            got, _ = engine.run(PageRank(ITERATIONS, split=split, weighted=weighted))
+            want = pagerank.rounds(g, ITERATIONS, weighted=weighted)
+            assert np.abs(got - want).max() <= 1e-6 * want.min(), (weighted, split)
+        alg = PageRank(100, tol=TOL, weighted=weighted)
+        got, _ = engine.run(alg)
+        assert alg.verify(g, got) is None
+        assert np.abs(got - pagerank.converged(g, TOL, weighted=weighted)).max() <= 1e-12
+    assert np.abs(pagerank.rounds(g, ITERATIONS, weighted=True)
+                  - pagerank.rounds(g, ITERATIONS)).max() > 1e-4
+
+
 def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
     """The default: split rounds where GPU partitions run GPU code with their edges in device
     memory and the partials are far fewer values than the CPU stops reading (HIGH), else not

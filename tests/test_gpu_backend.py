@@ -43,6 +43,35 @@ def test_algorithms_compile_for_the_gpu(name, monkeypatch):
         assert compiled
 
 
+@pytest.mark.parametrize("body, words", [
+    ("    return reached[t] == widht and atomic_max(reached, t, 1) == 0",
+     ["NameError: name 'widht' is not defined"]),
+    ("    z = np.zeros(3)\n    return reached[t] == z[0] and atomic_max(reached, t, 1) == 0",
+     ["zeros(", "cannot compile"])])
+def test_a_gpu_functor_that_does_not_compile_names_its_file_and_line(body, words, tmp_path,
+                                                                     monkeypatch):
+    """A user functor numba-cuda cannot compile (a misspelt name; np.zeros, which a GPU has
+    not): an InputError naming the file, the line that fails, the functor and the reason."""
+    import kernels_gpu.operators as gpu
+    import totem_py
+    from totem_py.algorithms.base import find
+    from totem_py.errors import InputError
+    monkeypatch.setattr(EmulatedGpuPartition, "operator_package", "tests.ptxcheck")
+    monkeypatch.setattr(gpu, "_KERNELS", {})
+    source = (ROOT / "examples" / "khop.py").read_text().replace('name = "khop"',
+                                                               f'name = "{tmp_path.name}"')
+    good = "    return reached[t] == 0 and atomic_max(reached, t, 1) == 0"
+    path = tmp_path / "gpu_typo.py"
+    path.write_text(source.replace(good, body))
+    line = source.splitlines().index(good) + 1
+    with pytest.raises(InputError) as caught:
+        totem_py.run(totem_py.generate("rmat:6"), find(str(path)), source=3,
+                     device="emulated", cpu_share=0.0)
+    message = str(caught.value)
+    for w in [f"{path}:{line}: functor claim (line ", *words]:
+        assert w in message and "\n" not in message, message
+
+
 def test_algorithms_run_on_the_simulated_gpu(tmp_path):
     report = tmp_path / "report.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -182,6 +182,35 @@ def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
     assert np.abs(got - np.array([r[v] for v in range(got.size)])).max() <= 1e-12
 
 
+def test_weighted_pagerank_on_two_ranks_equals_networkx(tmp_path):
+    """PageRank on a weighted stored graph across two ranks shares each rank by the out-edges'
+    weights (their sums from each rank's own out-rows): networkx's weighted ranks with --tol,
+    the weighted reference's after K rounds without."""
+    import networkx as nx
+    import totem_py
+    from totem_py.algorithms import pagerank
+    rng = np.random.default_rng(1)
+    src, dst = rng.integers(0, 300, 2000), rng.integers(0, 300, 2000)
+    text = tmp_path / "w.wel"
+    text.write_text("".join(f"{u} {v} {w!r}\n" for u, v, w in
+                            zip(src.tolist(), dst.tolist(), (rng.random(2000) * 5).tolist())))
+    graph = tmp_path / "w.tcsr"
+    conv = subprocess.run([sys.executable, "-m", "totem_py.convert", text, graph], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert conv.returncode == 0, conv.stderr
+    g = totem_py.load(text)
+    nx_ranks = nx.pagerank(g.to_networkx(multigraph=True), tol=1e-9)
+    wants = {("--tol", "1e-9"): np.array([nx_ranks[v] for v in range(g.n_vertices)]),
+             ("--iterations", "7"): pagerank.rounds(g, 7, weighted=True)}
+    for options, want in wants.items():
+        proc = launch(2, "-m", "totem_py.run", "--graph", graph, "--algorithm", "pagerank",
+                      *options, "--partition", "RAND", "--device", "emulated", "--verify",
+                      "--quiet", "--output", tmp_path / "two.npy")
+        assert proc.returncode == 0, proc.stderr
+        got = np.load(tmp_path / "two.npy")
+        assert np.abs(got - want).max() <= 1e-6 * want.min(), options
+
+
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp_path):
     """bc --sources K --normalized: the ranks draw the same K sources from the whole graph's

@@ -40,10 +40,11 @@ def has_parallel_edges(graph):
     return np.unique(key).size < key.size
 
 
-def networkx_ranks(graph, tol=1e-6, max_iter=100):
-    """nx.pagerank on the graph (every vertex, parallel edges kept), by vertex id."""
+def networkx_ranks(graph, tol=1e-6, max_iter=100, weight=None):
+    """nx.pagerank on the graph (every vertex, parallel edges kept), by vertex id; `weight`:
+    networkx's edge attribute to weigh by ("weight"), or None for unweighted."""
     G = graph.to_networkx(multigraph=has_parallel_edges(graph))
-    r = nx.pagerank(G, alpha=0.85, tol=tol, max_iter=max_iter)
+    r = nx.pagerank(G, alpha=0.85, tol=tol, max_iter=max_iter, weight=weight)
     return np.array([r[v] for v in range(graph.n_vertices)])
 
 
@@ -57,7 +58,7 @@ def dangling_toys():
     return out
 
 
-def run_matrix(graph, tol, want, max_iter=100):
+def run_matrix(graph, tol, want, max_iter=100, weighted=False):
     """The engine on every plan and device, each run within 1e-6 of `want` per vertex and
     converged: (the largest difference, the rounds taken)."""
     seen = []
@@ -65,7 +66,7 @@ def run_matrix(graph, tol, want, max_iter=100):
         plan = partition(graph, strategy, share, 1, seed=1)
         # a plan without a GPU partition is the same CPU partitions on every device
         for device in DEVICES if "gpu" in plan.kinds else DEVICES[:1]:
-            alg = PageRank(max_iter, tol=tol)
+            alg = PageRank(max_iter, tol=tol, weighted=weighted)
             got, records = Engine(plan, device, edges=EdgeOptions()).run(alg)
             diff = float(np.abs(got - want).max()) if graph.n_vertices else 0.0
             assert diff <= 1e-6, (strategy, share, device, diff)
@@ -87,6 +88,48 @@ def test_toys_equal_networkx(name):
         assert diff <= 1e-6 * want.min()       # float32 contributions: far below 1e-6
         np.testing.assert_allclose(pagerank.converged(g, tol, max_iter=1000), want,
                                    rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["chain", "rmat_small", "parallel_to_dangling"])
+def test_weighted_toys_equal_networkx(name):
+    """On a weighted graph a rank is shared in proportion to the out-edges' weights, as
+    nx.pagerank(G, weight="weight") shares it (vertex 0's out-edges weigh 0: it is dangling)."""
+    g = dangling_toys()[name]
+    w = np.random.default_rng(2).random(g.n_edges) * 4
+    w[g.indptr[0]:g.indptr[1]] = 0.0
+    g = g.with_weights(w)
+    for tol in TOLS:
+        want = networkx_ranks(g, tol, max_iter=1000, weight="weight")
+        assert np.abs(want - networkx_ranks(g, tol, max_iter=1000)).max() > 1e-3
+        diff, _ = run_matrix(g, tol, want, max_iter=1000, weighted=True)
+        assert diff <= 1e-6 * want.min()
+
+
+def test_command_line_weighs_by_the_files_weights(tmp_path):
+    """`--tol` on a weighted file gives nx.pagerank(G) (which weighs by "weight"), verified;
+    `--unweighted` gives nx.pagerank(G, weight=None); TOTEM's form weighs too."""
+    from totem_py.io import load
+    path = Path(__file__).resolve().parent / "data" / "tiny.wel"
+    g = load(path)
+    assert g.weights is not None
+    for extra, weight in (((), "weight"), (("--unweighted",), None)):
+        out = tmp_path / "pr.npy"
+        proc = run_cli("--graph", path, "--algorithm", "pagerank", "--tol", "1e-6", *extra,
+                       "--device", "emulated", "--verify", "--quiet", "--output", out)
+        assert proc.returncode == 0, proc.stderr
+        nx_ranks = nx.pagerank(g.to_networkx(multigraph=True), weight=weight)
+        want = np.array([nx_ranks[v] for v in range(g.n_vertices)])
+        assert np.abs(np.load(out) - want).max() <= 1e-12
+    rounds = {}
+    for extra in ((), ("--unweighted",)):
+        out = tmp_path / "k.npy"
+        proc = run_cli("--graph", path, "--algorithm", "pagerank", *extra, "--device",
+                       "emulated", "--verify", "--quiet", "--output", out)
+        assert proc.returncode == 0, proc.stderr
+        rounds[extra] = np.load(out)
+    np.testing.assert_allclose(rounds[()], pagerank.rounds(g, 5, weighted=True), rtol=1e-6)
+    np.testing.assert_allclose(rounds[("--unweighted",)], pagerank.rounds(g, 5), rtol=1e-6)
+    assert np.abs(rounds[()] - rounds[("--unweighted",)]).max() > 1e-3
 
 
 _networkx = {}
@@ -216,6 +259,10 @@ def test_command_line_on_wiki_vote(tmp_path):
     (["--algorithm", "pagerank_delta", "--tol", "1e-6"], ["--tol", "pagerank"]),
     (["--algorithm", "pagerank", "--tolerance", "0.1"], ["--tolerance", "pagerank_delta"]),
     (["--algorithm", "pagerank", "--tol", "1e-6", "--iterations", "0"], ["--iterations"]),
+    (["--algorithm", "pagerank", "--tol", "nan"], ["--tol", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "inf"], ["--tolerance", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "nan"], ["--tolerance", "positive"]),
+    (["--algorithm", "pagerank_delta", "--tolerance", "-0.01"], ["--tolerance", "positive"]),
 ])
 def test_bad_tol_options_exit_2(args, words):
     assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", *args), *words)

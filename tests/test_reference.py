@@ -183,14 +183,15 @@ def test_cc_matches_scipy_and_networkx(name):
 
 # --- PageRank against a dense matrix power -------------------------------------------------------
 
-def dense_pagerank(graph, iterations, d=0.85):
+def dense_pagerank(graph, iterations, d=0.85, weighted=False):
     """Closed form of K rounds: r_K = A^K r0 + (I - A)^-1 (I - A^K) t, the geometric sum of
-    A^i t for i < K, with A = d P, P[v, u] = (#edges u->v) / outdeg(u), t = (1-d)/n
-    (I - A is invertible: the column sums of A are at most d < 1)."""
+    A^i t for i < K, with A = d P, P[v, u] = (#edges u->v) / outdeg(u) (`weighted`: the weight
+    of the edges u->v over that of u's out-edges), t = (1-d)/n (I - A is invertible: the column
+    sums of A are at most d < 1)."""
     n = graph.n_vertices
     counts = np.zeros((n, n))
     u, v = edges_of(graph)
-    np.add.at(counts, (v, u), 1.0)  # parallel edges and self-loops count
+    np.add.at(counts, (v, u), graph.weights if weighted else 1.0)  # parallel edges, loops count
     outdeg = counts.sum(axis=0)
     P = np.divide(counts, outdeg, out=np.zeros_like(counts), where=outdeg > 0)
     A = d * P
@@ -255,6 +256,41 @@ def test_pagerank_converged_matches_networkx(name):
     google = np.where(outdeg > 0, counts / np.where(outdeg > 0, outdeg, 1), 1.0 / n)
     fixed = np.linalg.solve(np.eye(n) - 0.85 * google, np.full(n, 0.15 / n))
     assert np.abs(want - fixed).sum() <= 0.85 / 0.15 * n * 1e-12    # the stopping rule's bound
+
+
+def weighted_case(name):
+    """A case with fractional weights in [0, 3), the out-edges of vertex 1 weighing 0 in all."""
+    g = case(name)
+    w = np.random.default_rng(4).random(g.n_edges) * 3
+    if g.n_vertices > 1:
+        w[g.indptr[1]:g.indptr[2]] = 0.0
+    return g.with_weights(w)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_weighted_pagerank_matches_dense_and_networkx(name):
+    """With weights, a rank is shared among the out-edges in proportion to their weights: K
+    rounds as the dense closed form, networkx's form as nx.pagerank(G, weight="weight") (a
+    vertex whose out-edges weigh 0 in all is dangling there); unweighted as before."""
+    g = weighted_case(name)
+    for k in (1, 5, 20):
+        np.testing.assert_allclose(pagerank.rounds(g, k, weighted=True),
+                                   dense_pagerank(g, k, weighted=True), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(pagerank.rounds(g, k), dense_pagerank(g, k), rtol=1e-10,
+                                   atol=1e-14)
+    G = g.to_networkx(multigraph=True)
+    for weight, weighted in (("weight", True), (None, False)):
+        r = nx.pagerank(G, tol=1e-9, max_iter=1000, weight=weight)
+        want = np.array([r[v] for v in range(g.n_vertices)])
+        got = pagerank.converged(g, 1e-9, max_iter=1000, weighted=weighted)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+        alg = PageRank.from_options(g, tol=1e-9, iterations=1000, unweighted=not weighted)
+        assert alg.weighted == weighted and alg.verify(g, want) is None
+    alg = PageRank.from_options(g, iterations=5)
+    assert alg.weighted and alg.verify(g, dense_pagerank(g, 5, weighted=True)) is None
+    if g.n_edges and not np.allclose(pagerank.rounds(g, 5), pagerank.rounds(g, 5, weighted=True)):
+        with pytest.raises(VerificationError):
+            alg.verify(g, pagerank.rounds(g, 5))
 
 
 # --- BC against networkx and brute force ---------------------------------------------------------
@@ -527,3 +563,101 @@ def test_parallel_walks_of_the_verifiers_match_scipy():
     tight_reach(g.indptr, g.indices, g.weights, True, dist, 1e-5, s, seen)
     assert np.array_equal(seen == 1, np.isfinite(dist))
     assert np.isfinite(dist).sum() > 10_000 and count > 1000
+
+
+def test_verify_sssp_is_exact_on_whole_weights_and_within_ulps_on_others():
+    """Distances are sums of the graph's own weights, added alike by the engine and the
+    verifier: 3,000,000 reported as 2,999,980 fails, as does a wrong last bit where the weights
+    are whole; with fractional weights, one distance a millionth of a millionth off fails."""
+    chain = Graph.from_edges([0, 1, 2], [1, 2, 3], 4, weights=[1e6] * 3)
+    good = sssp.distances(chain, 0)
+    assert good[3] == 3e6
+    sssp.verify_distances(chain, 0, good)
+    for wrong in (2_999_980.0, np.nextafter(3e6, 0), np.nextafter(3e6, np.inf)):
+        with pytest.raises(VerificationError, match="vertex 3"):
+            sssp.verify_distances(chain, 0, np.append(good[:3], wrong))
+    rng = np.random.default_rng(3)
+    g = TOYS["rmat_small"]
+    g = g.with_weights(rng.random(g.n_edges) * 10)
+    s = sources_of(g)[0]
+    good = sssp.distances(g, s)
+    sssp.verify_distances(g, s, good)
+    for v in np.flatnonzero(np.isfinite(good) & (good > 0))[::7]:
+        for factor in (1 - 1e-12, 1 + 1e-12):
+            bad = good.copy()
+            bad[v] *= factor
+            with pytest.raises(VerificationError):
+                sssp.verify_distances(g, s, bad)
+
+
+def test_verify_pagerank_delta_bounds_each_vertex():
+    """The L1 bound alone lets the top rank be cut by 40%; each vertex's own bound does not."""
+    g = TOYS["rmat_small"]
+    ranks = pagerank_delta.pushes(g, 0.01)
+    pagerank_delta.verify_pushes(g, 0.01, ranks)
+    top = int(np.argmax(ranks))
+    bad = ranks.copy()
+    bad[top] *= 0.6
+    assert bad[top] * 0.4 / 0.6 < 0.01 * 0.85 / 0.15      # within the L1 bound
+    with pytest.raises(VerificationError, match=f"vertex {top} has .* below the limit"):
+        pagerank_delta.verify_pushes(g, 0.01, bad)
+
+
+def tampered(values):
+    """Copies of `values` with one vertex changed in a way that matters, the one with the
+    largest finite value: an integer one less and one more, a float 40% less and 40% more."""
+    finite = np.flatnonzero(np.isfinite(values)) if values.dtype.kind == "f" \
+        else np.arange(values.size)
+    v = int(finite[np.argmax(np.abs(values[finite]))])
+    assert values[v] != 0
+    out = []
+    for change in ((-1, 1) if values.dtype.kind in "iu" else (0.6, 1.4)):
+        bad = values.copy()
+        bad[v] = bad[v] + change if values.dtype.kind in "iu" else bad[v] * change
+        out.append((v, bad))
+    return out
+
+
+def every_algorithm(g):
+    """[(label, algorithm, its graph)]: every built-in algorithm of the registry made by its
+    options, PageRank in both forms, BC from several sources and normalised, SSSP on whole and
+    on fractional weights."""
+    options = dict(source=int(np.argmax(g.out_degree)), iterations=10, seed=1)
+    weighted = with_random_weights(g, seed=5)
+    out = []
+    for name, cls in ALGORITHMS.items():
+        if cls.__module__.startswith("totem_py.algorithms."):
+            graph = weighted if cls.needs_weights else g
+            out.append((name, cls.from_options(graph, **options), graph))
+    fractional = g.with_weights(np.random.default_rng(5).random(g.n_edges) * 10)
+    out += [("pagerank --tol", PageRank.from_options(g, tol=1e-6), g),
+            ("pagerank --tol --iterations 4", PageRank.from_options(g, tol=1e-9, iterations=4), g),
+            ("bc --sources 4 --normalized",
+             ALGORITHMS["bc"].from_options(g, sources=4, normalized=True, seed=1), g),
+            ("sssp fractional weights", ALGORITHMS["sssp"].from_options(fractional, **options),
+             fractional)]
+    return out
+
+
+@pytest.mark.parametrize("spec", ["toy:rmat_small", "rmat:9"])
+def test_every_verifier_fails_a_result_with_one_wrong_vertex(spec):
+    """Each algorithm's result from the engine (a CPU and an emulated GPU partition) passes its
+    verifier; with one vertex changed (`tampered`) it fails."""
+    from totem_py import run
+    from totem_py.generators import graph_from_spec
+    g = TOYS["rmat_small"] if spec.startswith("toy:") else graph_from_spec(spec, seed=3)
+    cases = every_algorithm(g)
+    assert {name for name, *_ in cases} >= {n for n, cls in ALGORITHMS.items()
+                                             if cls.__module__.startswith("totem_py.algorithms.")}
+    passed = []
+    for label, alg, graph in cases:
+        values = run(graph, alg, device="emulated", cpu_share=0.5, partition="RAND").values
+        assert alg.verify(graph, values) is None, label
+        for v, bad in tampered(values):
+            try:
+                note = alg.verify(graph, bad)
+            except VerificationError as exc:
+                note = str(exc)
+            if note is None:
+                passed.append(f"{label}: vertex {v} {values[v]} -> {bad[v]} passes")
+    assert not passed, "\n".join(passed)

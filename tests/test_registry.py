@@ -5,7 +5,9 @@ and an algorithm written in a file of its own runs through the command line, --v
 
 import ast
 import json
+import os
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -263,3 +265,25 @@ def test_relabel_refuses_an_algorithm_that_does_not_say_what_isolated_vertices_g
     proc = run_cli("--graph", isolated, "--algorithm", path,
                    "--source", "3", "--relabel")
     assert_usage_error(proc, "near", "no edge", "--relabel")
+
+
+TYPO = ("    return reached[t] == 0 and atomic_max(reached, t, 1) == 0",
+        "    return reached[t] == widht and atomic_max(reached, t, 1) == 0")
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_a_functor_that_does_not_compile_is_one_line_at_its_file_and_line(tmp_path, debug):
+    """A misspelt name in a user's functor: exit 2 and one line naming the file, the line of
+    the name, the functor and Numba's reason, with TOTEM_DEBUG=1 too (no traceback)."""
+    assert TYPO[0] in USER
+    path = tmp_path / "typo.py"
+    path.write_text(USER.replace(*TYPO))
+    line = USER.splitlines().index(TYPO[0]) + 1
+    first = USER.splitlines().index("def claim(s, t, w, reached):") + 1
+    env = dict(os.environ, TOTEM_DEBUG=debug)
+    proc = subprocess.run(
+        [sys.executable, "-m", "totem_py.run", "--graph", "rmat:8", "--algorithm", str(path),
+         "--source", "3", "--device", "emulated", "--quiet"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300)
+    assert_usage_error(proc, f"{path}:{line}: ", f"functor claim (line {first})",
+                       "NameError: name 'widht' is not defined")

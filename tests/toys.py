@@ -10,7 +10,8 @@
     rmat_small    seeded R-MAT (A=.57 B=.19 C=.19), 256 vertices, 1500 edges, with self-loops and
                   parallel edges kept, plus a few added so that both are always present
 
-`with_random_weights(graph, seed)` gives a copy with integer weights in [1, 255] (float64).
+`with_random_weights(graph, seed)` gives a copy with integer weights in [1, 255] (float64), the
+same both ways on an undirected graph.
 """
 
 import pathlib
@@ -66,6 +67,13 @@ def toy_graphs():
 
 
 def with_random_weights(graph, seed=0):
-    """A copy of `graph` with seeded integer weights in [1, 255] (float64, as generated graphs get)."""
+    """A copy of `graph` with seeded integer weights in [1, 255] (float64, as generated graphs
+    get); on an undirected graph a weight per pair of vertices, so that each edge weighs what
+    its reverse does (an undirected graph's in-edges are its out-edges)."""
     rng = np.random.default_rng(seed)
-    return graph.with_weights(rng.integers(1, 256, size=graph.n_edges).astype(np.float64))
+    if graph.directed:
+        return graph.with_weights(rng.integers(1, 256, size=graph.n_edges).astype(np.float64))
+    u, v = graph.edge_sources().astype(np.int64), graph.indices.astype(np.int64)
+    a, b = rng.integers(1, 1 << 20, size=2)
+    pair = np.minimum(u, v) * a + np.maximum(u, v) * b
+    return graph.with_weights((1 + pair % 255).astype(np.float64))

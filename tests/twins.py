@@ -49,7 +49,8 @@ class Twins:
                                kernels=lambda name: getattr(self, name),
                                to_device=lambda a, count=True: self.put(a),
                                to_host=lambda a, count=True: self.get(a),
-                               empty=lambda n, dtype: self.xp.empty(n, dtype))
+                               empty=lambda n, dtype: self.xp.empty(n, dtype),
+                               held=lambda key, n, dtype: self.xp.empty(n, dtype))
 
     def view(self, indptr, indices, n_local, weights=None, bounds=None, poison=None):
         return View(self, indptr, indices, n_local, weights, bounds, poison)

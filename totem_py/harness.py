@@ -27,6 +27,7 @@ import numpy as np
 import kernels_cpu
 from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
+from bsp.engine import supersteps
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, Algorithm
@@ -612,7 +613,7 @@ def metrics(alg, graph, source, settings, everyone, prepare_s, verified, edges):
         collect_s=statistics.median(max(r["collect_s"][t] for r in everyone)
                                     for t in range(len(trials))),
         teps=edges / time_s if time_s > 0 else 0.0,
-        supersteps=len(records), per_superstep=records,
+        supersteps=supersteps(records), per_superstep=records,
         transfer=merge_transfer([r["transfer"] for r in everyone], records),
         threads=everyone[0]["threads"],
         peak_rss_bytes=max(r["peak_rss_bytes"] for r in per_rank),

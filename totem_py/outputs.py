@@ -9,7 +9,8 @@ Written last: each regular file goes to a temporary file beside its target, and 
 output has been written are they renamed over their targets, so an interrupted or failed write
 leaves every target as it was. A target that exists and is not a regular file (a device such as
 /dev/null or /dev/stdout, a named pipe) is never replaced: it is written in place, after the
-temporary files; a named pipe with no reader is refused rather than waited on, and a socket or
+temporary files, as a stream (`_Stream`: nothing asks it for a position or seeks in it, which
+a pipe cannot do); a named pipe with no reader is refused rather than waited on, and a socket or
 other special file is refused when checked.
 """
 
@@ -67,7 +68,7 @@ class Outputs:
                 if _in_place(path, st):
                     current = path
                     with _open_in_place(path, st) as f:
-                        write(f)
+                        write(_Stream(f))
             umask = os.umask(0)
             os.umask(umask)
             for tmp, real, st in temporaries:
@@ -121,6 +122,18 @@ def _in_place(path, st):
     into, never replaced."""
     return st is not None and (not stat.S_ISREG(st.st_mode)
                                or os.path.abspath(path).startswith(("/dev/", "/proc/")))
+
+
+class _Stream:
+    """A device or pipe as a writer sees it: a file object that can only `write`. np.save then
+    writes an array in chunks through it, instead of handing the descriptor to `tofile`, which
+    asks for the file position (a pipe has none: it failed after the 128-byte header)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, data):
+        return self._f.write(data)
 
 
 def _open_in_place(path, st):

@@ -9,6 +9,10 @@ level (claims by atomic_min on the level, sums by atomic_add; a ghost slot's fir
 sum leaving 0, is recorded). Backward: a vertex on level d sums (1 + delta) / sigma over its
 out-neighbours on level d + 1 (remote ones arrive in the ghost slots, 0 when not on d + 1), no
 atomics; the forward queues, kept in level order, list each level's vertices.
+Paths are sequences of edges: k parallel edges u->v make k shortest paths through them, where
+networkx's betweenness_centrality on a MultiDiGraph counts one (with edges 0->1 twice, 1->2, 0->3
+and 3->2, vertex 1 gets 2/3 here and 1/2 in networkx); on a graph without parallel edges the
+two agree.
 --normalized divides as networkx's betweenness_centrality does for a directed graph (`scale`),
 by the whole graph's vertex count and sources, under MPI too; with --relabel a drawn source
 may be a vertex in no edge, which counts among the sources but has no path to walk.

@@ -1,7 +1,9 @@
 """What the algorithms share: sources (the --source option, drawn vertices), owned vertices,
 collecting results, and the checks their verifiers start with."""
 
+import argparse
 import functools
+import math
 import weakref
 
 import numpy as np
@@ -16,6 +18,17 @@ UNVISITED = np.iinfo(np.int32).max      # the level of a vertex no traversal has
 SOURCE = Option("--source", dict(type=int, default=None, metavar="V",
                                  help="root of a traversal (default: a seeded random vertex "
                                       "with out-degree > 0, printed)"), vertices="one")
+
+
+def positive_number(text):
+    """An option's value that must be a finite positive number (argparse's `type`)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite positive number, not {text!r}")
+    return value
 
 
 def source_vertex(graph, source, seed, name):

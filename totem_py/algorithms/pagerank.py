@@ -1,4 +1,10 @@
-"""PageRank in two forms, both with d = 0.85 and r0 = 1/n:
+"""PageRank in two forms, both with d = 0.85 and r0 = 1/n, and both, on a graph with weights,
+sharing a vertex's rank among its out-edges in proportion to their weights (as networkx and
+cuGraph do; `--unweighted` shares it equally): below, 1/outdeg(u) stands for w(u,v) / W(u), W(u)
+the weight of u's out-edges in all (a vertex whose out-edges weigh 0 in all gives nothing, as
+one without out-edges; networkx's form counts both as dangling). The weights reach the
+functors as `w` (1 without them), and W(u) comes from the partition's out view
+(`PartitionPlan.out_weight`).
 
 TOTEM's (the default): exactly K rounds (--iterations, default 5) of
 r(v) = (1-d)/n + d * sum_{(u,v)} r(u)/outdeg(u), no dangling redistribution (DESIGN.md): the rank
@@ -52,7 +58,7 @@ from bsp import (EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, recei
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
-from .common import as_result, collect, first, once_per_graph
+from .common import as_result, collect, first, once_per_graph, positive_number
 
 CONTRIB = Message(np.float32, "sum", 0.0)
 CONTRIB64 = Message(np.float64, "sum", 0.0)     # the converged form's
@@ -62,14 +68,14 @@ MAX_ROUNDS = 100        # the converged form: most rounds by default (networkx's
 SPLIT_FEWER = 4         # split rounds by default where the partials are this many times fewer
 
 
-def contribution(u, rank, out_degree, contrib):
-    d = out_degree[u]
+def contribution(u, rank, out_weight, contrib):
+    d = out_weight[u]
     contrib[u] = rank[u] / d if d > 0 else 0.0
     return False
 
 
 def in_contribution(v, u, w, contrib, rank, base, damping):
-    return contrib[u]
+    return contrib[u] * w
 
 
 def new_rank(v, total, contrib, rank, base, damping):
@@ -78,7 +84,7 @@ def new_rank(v, total, contrib, rank, base, damping):
 
 def local_contribution(v, u, w, contrib, own, n_local):
     """The CPU's share of a split round: its own vertices' contributions only."""
-    return contrib[u] if u < n_local else 0.0
+    return contrib[u] * w if u < n_local else 0.0
 
 
 def store_own(v, total, contrib, own, n_local):
@@ -94,9 +100,10 @@ def new_rank_split(v, rank, own, partial, base, damping):
 
 def push_partial(s, t, w, contrib, partial, lo, hi):
     """A GPU's edge to a CPU vertex (ghost slots lo..hi-1): its contribution added into the
-    slot; true on the slot's first of the step (contributions are positive)."""
-    if t >= lo and t < hi:
-        return atomic_add(partial, t, contrib[s]) == 0.0
+    slot; true on the slot's first positive one of the step (a zero one adds nothing)."""
+    c = contrib[s] * w
+    if t >= lo and t < hi and c > 0:
+        return atomic_add(partial, t, c) == 0.0
     return False
 
 
@@ -109,54 +116,68 @@ def boundary_contribution(u, contrib):
     return contrib[u]
 
 
-def shifted_contribution(v, rank, shift, prev, change, out_degree, contrib):
+def shifted_contribution(v, rank, shift, prev, change, out_weight, contrib):
     """The converged form: x = r' + c, its change from the last round's x, its contribution."""
     x = rank[v] + shift
     change[v] = abs(x - prev[v])
     prev[v] = x
-    d = out_degree[v]
+    d = out_weight[v]
     contrib[v] = x / d if d > 0 else 0.0
     return False
 
 
-def boundary_shifted(u, rank, shift, out_degree):
+def boundary_shifted(u, rank, shift, out_weight):
     """The converged form: a boundary vertex's contribution, from r' + c (gather runs before
     compute forms them)."""
-    d = out_degree[u]
+    d = out_weight[u]
     return (rank[u] + shift) / d if d > 0 else 0.0
 
 
-def rounds(graph, iterations, damping=0.85):
+def edge_shares(graph, weighted=False):
+    """(sources, targets, shares, out-weights) of the edges: the share of its source's rank an
+    edge (u, v) carries, w(u, v) / W(u) with W(u) the sum of u's out-edge weights (1 / outdeg(u)
+    unweighted, or without `weighted`); 0 where W(u) is 0. Parallel edges and self-loops count as
+    often as they appear."""
+    src = graph.edge_sources().astype(np.int64)
+    dst = graph.indices.astype(np.int64)
+    if weighted and graph.weights is not None:
+        w = graph.weights
+        out_weight = np.bincount(src, weights=w, minlength=graph.n_vertices)
+    else:
+        w = np.ones(src.size)
+        out_weight = graph.out_degree.astype(np.float64)
+    total = out_weight[src]
+    shares = np.divide(w, total, out=np.zeros(src.size), where=total > 0)
+    return src, dst, shares, out_weight
+
+
+def rounds(graph, iterations, damping=0.85, weighted=False):
     """The serial reference of TOTEM's form: exactly `iterations` synchronous rounds from
-    r0 = 1/n, no dangling redistribution. Each edge (u, v) carries r(u) / outdeg(u) to v, so
-    parallel edges and self-loops count as often as they appear; a vertex with no out-edges
-    simply loses its rank."""
+    r0 = 1/n, no dangling redistribution. Each edge (u, v) carries its share of r(u)
+    (`edge_shares`) to v; a vertex with no out-edges (or only weightless ones) loses its
+    rank."""
     n = graph.n_vertices
     if n == 0:
         return np.empty(0, dtype=np.float64)
-    src = graph.edge_sources().astype(np.int64)
-    dst = graph.indices.astype(np.int64)
-    out_degree = graph.out_degree.astype(np.float64)  # >= 1 for every edge source
+    src, dst, shares, _ = edge_shares(graph, weighted)
     ranks = np.full(n, 1.0 / n)
     for _ in range(int(iterations)):
-        incoming = np.bincount(dst, weights=ranks[src] / out_degree[src], minlength=n)
+        incoming = np.bincount(dst, weights=ranks[src] * shares, minlength=n)
         ranks = (1.0 - damping) / n + damping * incoming
     return ranks
 
 
-def networkx_rounds(graph, damping=0.85):
+def networkx_rounds(graph, damping=0.85, weighted=False):
     """networkx's PageRank rounds from x0 = 1/n (n > 0): yields (k, x_k, ||x_k - x_{k-1}||_1)
     for k = 1, 2, ... without end. x_k(v) = (1-d)/n + d * (sum over in-edges (u, v) of
-    x_{k-1}(u) / outdeg(u) + D/n), D the sum of x_{k-1} over the vertices without out-edges;
-    parallel edges and self-loops count as often as they appear (a CSR adds up duplicates)."""
+    x_{k-1}(u) times the edge's share (`edge_shares`) + D/n), D the sum of x_{k-1} over the
+    dangling vertices, those whose out-edges weigh 0 in all (or that have none); parallel edges
+    and self-loops count as often as they appear (a CSR adds up duplicates)."""
     import scipy.sparse as sp
     n = graph.n_vertices
-    src = graph.edge_sources().astype(np.int64)
-    dst = graph.indices.astype(np.int64)
-    out_degree = graph.out_degree.astype(np.float64)
-    # P[v, u] = (number of edges u -> v) / outdeg(u)
-    P = sp.csr_array((1.0 / out_degree[src], (dst, src)), shape=(n, n))
-    dangling = np.flatnonzero(graph.out_degree == 0)
+    src, dst, shares, out_weight = edge_shares(graph, weighted)
+    P = sp.csr_array((shares, (dst, src)), shape=(n, n))     # P[v, u]: what u gives v
+    dangling = np.flatnonzero(out_weight == 0)
     x = np.full(n, 1.0 / n)
     k = 0
     while True:
@@ -167,21 +188,21 @@ def networkx_rounds(graph, damping=0.85):
         yield k, x, change
 
 
-def converged(graph, tol=1e-6, damping=0.85, max_iter=100):
+def converged(graph, tol=1e-6, damping=0.85, max_iter=100, weighted=False):
     """The serial reference of the converged form, networkx's `pagerank`
-    (nx.pagerank(G, alpha=damping, tol=tol, max_iter=max_iter) on the graph as a MultiDiGraph
-    with every vertex): `networkx_rounds` until the L1 change is below n * tol, that round's
-    ranks; after max_iter rounds without, the last round's (where networkx raises
-    PowerIterationFailedConvergence)."""
+    (nx.pagerank(G, alpha=damping, tol=tol, max_iter=max_iter, weight="weight" if weighted
+    else None) on the graph as a MultiDiGraph with every vertex): `networkx_rounds` until the
+    L1 change is below n * tol, that round's ranks; after max_iter rounds without, the last
+    round's (where networkx raises PowerIterationFailedConvergence)."""
     n = graph.n_vertices
     if n == 0:
         return np.empty(0, dtype=np.float64)
-    for k, x, change in networkx_rounds(graph, damping):
+    for k, x, change in networkx_rounds(graph, damping, weighted):
         if change < n * tol or k >= max_iter:
             return x
 
 
-def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None):
+def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None, weighted=False):
     """TOTEM's form: each rank within `rtol` (default 4 * iterations * 2**-24, the module
     docstring) of the reference's after `iterations` rounds, relative to it (every reference
     rank is at least (1 - d) / n > 0)."""
@@ -191,7 +212,7 @@ def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None):
     if rtol is None:
         rtol = 4 * int(iterations) * 2.0 ** -24 + 1e-12
     ranks = ranks.astype(np.float64)
-    expected = rounds(graph, iterations, damping)
+    expected = rounds(graph, iterations, damping, weighted)
     error = np.abs(ranks - expected) / expected
     bad = ~(error <= rtol)                      # NaN counts as bad
     if bad.any():
@@ -202,13 +223,13 @@ def verify_rounds(graph, iterations, ranks, damping=0.85, rtol=None):
             f"{ranks[w]:.9g}, expected {expected[w]:.9g}")
 
 
-def stopping_rounds(graph, tol, damping=0.85, max_iter=100):
+def stopping_rounds(graph, tol, damping=0.85, max_iter=100, weighted=False):
     """What verify_converged compares with: the reference's round the rule stops at, its ranks
     and its neighbours' ({k: x_k}), every round's L1 change ({k: change}), and the fixed point
     (rounds to a change below 1e-13)."""
     threshold = graph.n_vertices * tol
     stop, kept, changes = None, {}, {}
-    for k, x, change in networkx_rounds(graph, damping):
+    for k, x, change in networkx_rounds(graph, damping, weighted):
         changes[k] = change
         if stop is None and (change < threshold or k >= max_iter):
             stop = k
@@ -221,7 +242,7 @@ def stopping_rounds(graph, tol, damping=0.85, max_iter=100):
     return stop, kept, changes, x
 
 
-def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100):
+def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100, weighted=False):
     """The converged form (networkx's): the module docstring's properties."""
     ranks = as_result(graph, ranks, "pagerank")
     n = graph.n_vertices
@@ -244,7 +265,8 @@ def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100):
                                 f"share (1-d)/n = {floor:.9g}")
     rtol = slack = 1e-9     # per vertex, relative; the L1 change's rounding (the ranks sum to 1)
     threshold = n * tol
-    stop, kept, changes, fixed = once_per_graph(stopping_rounds)(graph, tol, damping, max_iter)
+    stop, kept, changes, fixed = once_per_graph(stopping_rounds)(graph, tol, damping, max_iter,
+                                                                 weighted)
     if changes[stop] < threshold:       # converged: the distance the stopping rule guarantees
         distance = float(np.abs(ranks - fixed).sum())
         bound = damping / (1.0 - damping) * (threshold + slack) + slack
@@ -278,15 +300,20 @@ class PageRank(Algorithm):
                                            help=f"pagerank: rounds (default {ROUNDS}); with "
                                                 f"--tol, the most rounds (default "
                                                 f"{MAX_ROUNDS})")),
-               Option("--tol", dict(type=float, default=None, metavar="TOL",
+               Option("--tol", dict(type=positive_number, default=None, metavar="TOL",
                                     help="pagerank: networkx's form instead of TOTEM's: dangling "
                                          "rank spread over every vertex, rounds until the L1 "
                                          "change is below n * TOL (networkx's default is 1e-6); "
                                          "without it, exactly --iterations rounds without "
-                                         "dangling redistribution")))
+                                         "dangling redistribution")),
+               Option("--unweighted", dict(action="store_true",
+                                           help="pagerank: ignore the graph's edge weights (by "
+                                                "default a vertex's rank is shared among its "
+                                                "out-edges in proportion to their weights)")))
     memory = (((94, 7, 0), (66, 7)), ((94, 15, 0), (66, 15)))
 
-    def __init__(self, iterations=None, damping=0.85, tol=None, split=None, n=None):
+    def __init__(self, iterations=None, damping=0.85, tol=None, split=None, n=None,
+                 weighted=False):
         if tol is not None and not 0 < tol < math.inf:
             raise ValueError("PageRank's tolerance must be a positive number")
         if iterations is None:
@@ -296,6 +323,7 @@ class PageRank(Algorithm):
         self.iterations = iterations
         self.damping = damping
         self.tol = tol
+        self.weighted = self.needs_weights = weighted     # the views then carry the weights
         if tol is not None:
             self.modes = (Mode("pull", "in", "pull", CONTRIB64, state="contrib"),)
         self.split_rounds = split   # None: chosen at init (`_split_pays`)
@@ -305,29 +333,32 @@ class PageRank(Algorithm):
         self.rounds = None          # ... and the rounds of the result x_k (k)
 
     @classmethod
-    def from_options(cls, graph, iterations=None, tol=None, **_):
+    def from_options(cls, graph, iterations=None, tol=None, unweighted=False, **_):
         if iterations is not None and iterations < 1:
             raise InputError(f"--iterations must be at least 1, got {iterations}")
         if tol is not None and not 0 < tol < math.inf:
             raise InputError(f"--tol must be a positive number, got {tol}")
-        return cls(iterations, tol=tol, n=graph.n_ids)
+        return cls(iterations, tol=tol, n=graph.n_ids,
+                   weighted=graph.weights is not None and not unweighted)
 
     def traversed_edges(self, graph, values, records):
-        return graph.n_edges * sum(r["mode"] == "pull" for r in records)
+        return graph.n_edges * sum(r.get("steps", 1) for r in records if r["mode"] == "pull")
 
     def reference(self, graph):
         if self.tol is not None:
-            return converged(graph, self.tol, self.damping, self.iterations)
-        return rounds(graph, self.iterations, self.damping)
+            return converged(graph, self.tol, self.damping, self.iterations, self.weighted)
+        return rounds(graph, self.iterations, self.damping, self.weighted)
 
     def verify(self, graph, values):
         if self.tol is not None:
-            return verify_converged(graph, self.tol, values, self.damping, self.iterations)
-        return verify_rounds(graph, self.iterations, values, self.damping)
+            return verify_converged(graph, self.tol, values, self.damping, self.iterations,
+                                    self.weighted)
+        return verify_rounds(graph, self.iterations, values, self.damping,
+                             weighted=self.weighted)
 
     def metrics(self):
         return dict(iterations=self.iterations, tol=self.tol, rounds=self.rounds,
-                    converged=self.converged)
+                    converged=self.converged, weighted=self.weighted)
 
     def isolated_values(self, graph):
         """A vertex in no edge: (1-d)/n after TOTEM's rounds; the converged form's common rank
@@ -347,8 +378,12 @@ class PageRank(Algorithm):
         n = part.n_vertices if self.n is None else self.n
         s.rank = part.full(part.n_local, 1.0 / max(n, 1), np.float64)
         s.contrib = part.alloc(self.modes[0].message.dtype, 0.0, ("in",))
+        # what a vertex's rank is divided by: its out-degree, or its out-edges' total weight
+        s.out_weight = part.out_degree
+        if self.weighted:
+            s.out_weight = part.to_device(part.plan.out_weight(part.pid), count=False)
         if self.tol is None:
-            vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
+            vertex_map(part, contribution, s.rank, s.out_weight, s.contrib)
             self._init_split(part)
             return
         s.prev = part.full(part.n_local, 1.0 / max(n, 1), np.float64)
@@ -414,7 +449,7 @@ class PageRank(Algorithm):
         at = part.views["in"].boundary_lvid
         if self.tol is None:
             return vertex_values(part, boundary_contribution, s.contrib, at=at, dtype=np.float32)
-        return vertex_values(part, boundary_shifted, s.rank, self.shift, part.out_degree, at=at,
+        return vertex_values(part, boundary_shifted, s.rank, self.shift, s.out_weight, at=at,
                              dtype=np.float64)
 
     def compute(self, part, step, mode, box):
@@ -422,7 +457,7 @@ class PageRank(Algorithm):
         base = (1.0 - self.damping) / max(part.n_vertices if self.n is None else self.n, 1)
         if self.tol is not None:
             vertex_map(part, shifted_contribution, s.rank, self.shift, s.prev, s.change,
-                       part.out_degree, s.contrib)
+                       s.out_weight, s.contrib)
         if mode.name == "partials":     # from the vertices the other partitions hold as ghosts
             if part.pid != self.cpu_pid:
                 advance(part, "in", part.views["in"].boundary_lvid, push_partial, s.contrib,
@@ -444,7 +479,7 @@ class PageRank(Algorithm):
         if self.tol is None:
             if self.split and step % 2 == 0:        # partials: the ranks are as they were
                 return Vote(part.n_local)
-            vertex_map(part, contribution, s.rank, part.out_degree, s.contrib)
+            vertex_map(part, contribution, s.rank, s.out_weight, s.contrib)
             rounds = step // 2 + 1 if self.split else step + 1
             return Vote(part.n_local if rounds < self.iterations else 0)
         # the L1 change of x_step from x_{step-1}: none yet after the first superstep

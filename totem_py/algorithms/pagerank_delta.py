@@ -9,20 +9,24 @@ across partitions). The rest keep their residuals, which grow until they pass th
 It stops when no residual exceeds it; the result is r + residual.
 
 The result converges to the same PageRank as pagerank's rounds (r = (1-d)/n + d A r, no dangling
-redistribution): at every step the exact ranks are r + sum_k (d P)^k residual, so the result is
+redistribution): at every step the exact ranks L are r + sum_k (d P)^k residual, so the result is
 below them everywhere and its L1 distance to them is at most d / (1 - d) times the residuals
-left, i.e. at most tolerance * d / (1 - d) (the verifier checks both). The default tolerance,
-0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for ranks that
-sum to n. The active set shrinks from every vertex to a few as the run converges, which is what
-HyTGraph's engine choice per chunk is for (its figure 6a).
+left, i.e. at most tolerance * d / (1 - d). Per vertex, as every residual left is at most
+tolerance / n and sum_{k>=0} (d P)^k 1 = n L / (1 - d), the result is at most
+tolerance * (L(v) / (1 - d) - 1 / n) below L(v) (the verifier checks all three). The default
+tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for
+ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
+which is what HyTGraph's engine choice per chunk is for (its figure 6a).
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
 n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
 its (1 - d) / n.
 Serial reference: the same pushes, a round of every active vertex at a time, over the CSR as
-lists. Verifier: below the limit everywhere, and within tolerance * d / (1 - d) of it in L1; the
-limit by power iteration (`limit`).
+lists. Verifier: below the limit everywhere, each vertex within its bound of it, and within
+tolerance * d / (1 - d) of it in L1; the limit by power iteration (`limit`).
 """
+
+import math
 
 import numpy as np
 
@@ -30,7 +34,7 @@ from bsp import Frontier, Message, Mode, Vote, advance, atomic_add, receive, ver
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
-from .common import as_result, collect, first, once_per_graph
+from .common import as_result, collect, first, once_per_graph, positive_number
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
 
@@ -123,28 +127,36 @@ def verify_pushes(graph, tolerance, ranks, damping=0.85):
         raise VerificationError(f"pagerank_delta: L1 distance {below.sum():.3g} to the limit > "
                                 f"tolerance * d / (1 - d) = {bound:.3g}; worst vertex {w} has "
                                 f"{ranks[w]:.6g}, limit {exact[w]:.6g}")
+    n = graph.n_vertices
+    most = tolerance * (exact / (1.0 - damping) - 1.0 / n) + slack
+    bad = below > most
+    if bad.any():
+        w = first(bad)
+        raise VerificationError(f"pagerank_delta: vertex {w} has {ranks[w]:.9g}, more than "
+                                f"{most[w]:.3g} below the limit {exact[w]:.9g} (tolerance "
+                                f"* (limit / (1 - d) - 1 / n))")
 
 
 @register
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
     modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
-    options = (Option("--tolerance", dict(type=float, default=0.01, metavar="X",
+    options = (Option("--tolerance", dict(type=positive_number, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
                                                "residual exceeds X / n (default 0.01)")),)
     same_on_every_plan = False      # which residuals a step pushes depends on the partitions
 
     def __init__(self, tolerance=0.01, damping=0.85, n=None):
-        if not tolerance > 0:
-            raise ValueError("PageRank-Delta needs a positive tolerance")
+        if not 0 < tolerance < math.inf:
+            raise ValueError("PageRank-Delta needs a finite positive tolerance")
         self.tolerance = tolerance
         self.damping = damping
         self.n = n          # vertices (graph.n_ids); None: those the partitions hold
 
     @classmethod
     def from_options(cls, graph, tolerance=0.01, **_):
-        if not tolerance > 0:
-            raise InputError(f"--tolerance must be positive, got {tolerance}")
+        if not 0 < tolerance < math.inf:
+            raise InputError(f"--tolerance must be a finite positive number, got {tolerance}")
         return cls(tolerance, n=graph.n_ids)
 
     def traversed_edges(self, graph, values, records):

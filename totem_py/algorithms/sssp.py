@@ -23,7 +23,11 @@ the graph, else 1, never negative. Serial reference: Dijkstra with a binary heap
 the lightest counts; self-loops never shorten a path). Verifier: dist(source) = 0; no edge can
 still be relaxed; every other finite vertex has a tight in-edge, and the tight edges reach every
 finite vertex from the source (which rules out zero-weight cycles holding each other's distances
-down); unreachable is +inf (parallel passes, kernels_cpu/checks.py).
+down); unreachable is +inf (parallel passes, kernels_cpu/checks.py). The engine and the verifier
+add a weight to a float64 distance alike, so "relaxes" and "tight" compare dist(u) + w with
+dist(v) exactly where the weights are whole numbers (or absent): the distances must then equal
+the reference's; with other weights within ULPS units in the last place, so one wrong vertex
+fails all the same.
 """
 
 import heapq
@@ -43,6 +47,7 @@ from .common import (SOURCE, as_result, checked_source, collect, edge_ends, firs
 DIST = Message(np.float64, "min", np.inf)
 FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
 GPU_WIDER = 2
+ULPS = 4        # the verifier's slack for fractional weights, in units in the last place
 CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
 
@@ -155,9 +160,10 @@ def distances(graph, source):
     return np.array(dist, dtype=np.float64)
 
 
-def verify_distances(graph, source, dist, rtol=1e-5):
-    """The verifier (the module docstring), distances equal within `rtol` relative: None, or
-    VerificationError naming the first bad vertex or edge."""
+def verify_distances(graph, source, dist, rtol=None):
+    """The verifier (the module docstring): None, or VerificationError naming the first bad
+    vertex or edge. `rtol`: the relative slack of dist(u) + w against dist(v); by default 0
+    where the weights are whole numbers, else ULPS units in the last place."""
     dist = as_result(graph, dist, "sssp")
     if graph.n_vertices == 0:
         return
@@ -172,6 +178,8 @@ def verify_distances(graph, source, dist, rtol=1e-5):
     finite = np.isfinite(dist)
     # edges out of +inf vertices constrain nothing
     weights = graph.weights if graph.weights is not None else np.empty(0)
+    if rtol is None:
+        rtol = 0.0 if checks.integral(weights) else ULPS * 2.0 ** -52
     args = (graph.indptr, graph.indices, weights, graph.weights is not None, dist, rtol)
     has_tight = np.zeros(graph.n_vertices, dtype=np.uint8)
     e = checks.distance_edges(*args, has_tight)
