@@ -401,8 +401,7 @@ class PageRank(Algorithm):
         one per GPU vertex the CPU reaches. The CPU's pull is `local`: its rows' edges to ghosts are
         skipped, not read. `split`: True or False forces it (where the partitions allow it), None
         chooses (`_split_pays`); not on the emulated device, where the GPU partitions run on the
-        host and their atomic adds into the hubs cost more than the CPU saves (rmat:22 HIGH 0.5, 2
-        cores: the CPU partition 340 -> 211 ms, the emulated GPU partition 497 -> 1847 ms)."""
+        host and their atomic adds into the hubs cost more than the CPU saves."""
         plan, s = part.plan, part.state
         kinds = list(plan.kinds)
         self.split = (kinds.count("cpu") == 1 and "gpu" in kinds and not plan.graph.directed
@@ -423,12 +422,10 @@ class PageRank(Algorithm):
     def _split_pays(part):
         """By default: GPU partitions that run GPU code, their edges in device memory (the partials
         walk their boundary vertices' rows once more), and at least SPLIT_FEWER times fewer values
-        in the partials (the GPUs' ghost slots of the CPU's vertices) than the CPU no longer reads
-        (its ghost slots). On rmat:22 that is 69x (HIGH 0.5) and 331x (HIGH 0.25), where the CPU
-        holds the hubs; 1.0x and 2.2x under RAND, 0.01x and 0.06x under LOW. On an H100 host
-        (rmat:24, 16 threads) split rounds took 0.55x the time of plain ones at HIGH 0.5 and
-        0.44x at HIGH 0.25, but 1.9x at RAND 0.5 and 1.4x at RAND 0.25. Off where the plan's
-        other views are on other MPI ranks."""
+        in the partials (the GPUs' ghost slots of the CPU's vertices) than the CPU's ghost slots
+        it skips: so under HIGH, where the CPU holds the hubs, and not under RAND or LOW
+        (docs/results/ab/pagerank_split_rmat24_h100.txt).
+        Off where the plan's other views are on other MPI ranks."""
         views = part.plan.views("in")
         if part.run_device not in ("gpu", "simulated") or not part.edges_resident \
                 or any(v is None for v in views):

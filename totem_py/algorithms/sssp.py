@@ -115,10 +115,9 @@ def unmarked(v, pending):
 def default_delta(graph, gpus=False):
     """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
     weights; 2 was fastest among factors 1/64..64 on rmat:20-24). GPUs want more work per
-    superstep: GPU_WIDER times wider when every partition is a GPU (`experiments.sssp_delta`, one
-    H100 host: GPU-only rmat:24 37.5 ms in 28 supersteps at 2x, 42.1 at 8x, 52.9 in 19 at 16x;
-    rmat:22 streamed with 6% of the edges resident, 52.0 ms at 2x, moving 1.67x the edge bytes,
-    74.2 at 16x, moving 2.85x; with `finished` widening the tail's buckets). A hybrid run keeps
+    superstep: GPU_WIDER times wider when every partition is a GPU (`experiments.sssp_delta`,
+    docs/results/sssp_delta_h100.txt; wider buckets cost more relaxations than the supersteps
+    they save, and more streamed edge bytes). A hybrid run keeps
     the CPU's width: its CPU partition holds the hubs (HIGH), and wide buckets relax each hub's
     row again each time a bucket lowers it."""
     if graph.n_edges == 0:
@@ -266,8 +265,7 @@ class SSSP(Algorithm):
             far_len = int(part.to_host(s.far_len, count=False)[0])
             put(part, s.keep_len, 0, 0)
             put(part, s.far_min, slice(None), np.inf)
-            # both arrays the split reads are prefetched: with dist alone, splits of 4.7-8.3M
-            # items took 1.33-1.63x as long on 16 threads (rmat:24, one H100 host's CPU)
+            # both arrays the split reads are prefetched (their reads are random)
             vertex_map(part, split, s.dist, s.pending, s.mark, self.bound, s.far_min,
                        vertices=s.far, length=far_len, prefetch=(s.pending, s.dist),
                        out=((s.near, s.near_len), (s.keep, s.keep_len)))
