@@ -210,7 +210,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
     degrees = store.in_degrees(0, n)
     if degrees is not None and not np.array_equal(degrees, np.bincount(ids, minlength=n)):
         raise store.bad("'in_degrees' do not count the ids")
-    graph = Graph(indptr, ids, weights, spec=store.path, directed=store.directed)
+    graph = Graph(indptr, ids, weights, spec=store.path, directed=store.directed, checked=False)
     if not graph.directed:
         from .io import _check_symmetric
         _check_symmetric(graph, store.bad)
