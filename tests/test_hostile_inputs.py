@@ -201,7 +201,8 @@ def test_weights_read_exactly_as_float_reads_them(tmp_path, monkeypatch):
 @pytest.mark.parametrize("text, value", [
     ("2.2250738585072014e-308", 2.2250738585072014e-308),
     ("1.7976931348623157e308", 1.7976931348623157e308),
-    ("0.1", 0.1), ("3.0000000000000004", 3.0000000000000004)])
+    ("0.1", 0.1), ("3.0000000000000004", 3.0000000000000004),
+    ("943.9948991237769", 943.9948991237769), ("116.15703706526203", 116.15703706526203)])
 def test_extreme_and_ordinary_weights(tmp_path, text, value):
     g = load(write(tmp_path, "x.txt", f"0 1 {text}\n"))
     assert g.weights[0] == value and g.weights[0] != 0
@@ -238,3 +239,39 @@ def test_mtx_symmetric_must_be_square(tmp_path):
     path = write(tmp_path, "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
                                     "%\n3 4 1\n2 1 1.5\n")
     refused(path, 3, "symmetric", "3 x 4")
+
+
+# ---------------------------------------------------------------- options of totem_py.run
+
+@pytest.mark.parametrize("algorithm, options, words", [
+    ("bfs", dict(trials=0), "--trials must be at least 1, got 0"),
+    ("bfs", dict(trials=2.0), "--trials must be an integer"),
+    ("bfs", dict(threads=0), "--threads must be at least 1, got 0"),
+    ("bfs", dict(source=2.5), "--source must be an integer, got 2.5"),
+    ("sssp", dict(source=np.float64(1.0)), "--source must be an integer"),
+    ("pagerank", dict(iterations=2.5), "--iterations must be an integer, got 2.5"),
+    ("bc", dict(sources=2.5), "--sources must be an integer"),
+    ("bc", dict(sources=[1, 2.5]), "--sources must be an integer"),
+])
+def test_run_refuses_counts_that_are_not_whole(algorithm, options, words):
+    g = totem_py.generate("rmat:5")
+    with pytest.raises(InputError) as info:
+        totem_py.run(g, algorithm, device="emulated", **options)
+    assert words in str(info.value), str(info.value)
+
+
+def test_run_takes_numpy_integers():
+    g = totem_py.generate("rmat:5")
+    r = totem_py.run(g, "pagerank", device="emulated", iterations=np.int32(2),
+                     trials=np.int64(1), threads=np.int64(1), verify=True)
+    assert r.metrics["iterations"] == 2 and r.metrics["verified"]
+    assert totem_py.run(g, "bfs", device="emulated", source=np.int64(3)).metrics["source"] == 3
+
+
+def test_cpu_share_model_on_a_graph_without_edges(tmp_path):
+    path = write(tmp_path, "e.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n")
+    r = totem_py.run(load(path), "bfs", cpu_share="model", device="emulated", verify=True)
+    assert r.metrics["cpu_share"] == 1.0 and "no edges" in r.metrics["cpu_share_model"]["note"]
+    proc = cli("--graph", path, "--cpu-share", "model", "--device", "emulated")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+    assert "cpu share 1.0" in proc.stdout
