@@ -138,9 +138,10 @@ class Graph:
     @classmethod
     def from_edges(cls, src, dst, n_vertices, weights=None, spec="", directed=True,
                    checked=True):
-        """CSR from an edge list, keeping the given order within each row (counting sort, O(V + E)).
-        The edges are checked (ValueError naming what is wrong), and with `directed=False` that
-        every edge has its reverse; `checked=False`: they are known to be valid."""
+        """CSR from an edge list, keeping the given order within each row (counting sort,
+        O(V + E)). The edges are checked (ValueError naming what is wrong), and with
+        `directed=False` that every edge has its reverse; `checked=False`: they are known to be
+        valid."""
         if checked:
             if not isinstance(n_vertices, (int, np.integer)) or isinstance(n_vertices, bool) \
                     or n_vertices < 0:

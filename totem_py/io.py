@@ -5,10 +5,12 @@ of whole lines and parsed by a Numba byte scanner (`kernels_cpu/parse.py`), so a
 memory whole and no Python code runs per line; the CSR is built from the parsed chunks by a stable
 counting sort. Bad input raises `InputError` naming the file and line; nothing is guessed.
 
-Lines end with LF, CRLF or a lone CR (classic Mac OS). A weight must be a finite number. An edge
-line has two or three columns; a `.csv` line may carry one more after the weight (SNAP's
-signed networks are `SOURCE,TARGET,RATING,TIME`), which is skipped. An `.npz` marked undirected must
-store both directions of every edge, with equal weights.
+Lines end with LF, CRLF or a lone CR (classic Mac OS). A weight must be a finite number, read as
+Python's float() reads it. Columns are separated by blanks and at most one comma (`1,2,,5` has an
+empty field, an error). An edge line has two or three columns; a `.csv` line may carry one more
+after the weight (SNAP's signed networks are `SOURCE,TARGET,RATING,TIME`), which is skipped. An
+`.npz` marked undirected must store both directions of every edge, with equal weights. A Matrix
+Market `integer` matrix holds integers; a `symmetric` one is square.
 
 Memory is checked before anything large is allocated, from the sizes a file declares or shows
 while it is read: the largest vertex id and the edge count of a text file as it streams, the size
