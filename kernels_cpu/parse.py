@@ -308,7 +308,8 @@ def _gather_tokens(buf, pos, lengths, out):
 def parse_floats(buf, pos):
     """The numbers whose text starts at buf[pos] (ending at a blank or line end), as float()
     reads them: NumPy's bytes-to-float conversion of fixed-width byte strings, the tokens
-    grouped by length (widths of powers of two, at least 8), so a few long ones do not widen the rest."""
+    grouped by length (widths of powers of two, at least 8), so a few long ones do not widen
+    the rest."""
     lengths = _token_lengths(buf, pos)
     widths = np.maximum(8, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
     out = np.empty(pos.size)
