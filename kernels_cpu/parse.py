@@ -5,9 +5,16 @@ the caller feeds it chunks, so the file is never held whole. It stops at the fir
 an error code, the line (counted from the chunk start) and the byte offset of the offending token;
 `totem_py/io.py` turns these into messages. The CSR is then built from the chunk arrays by a stable
 counting sort (`count_rows`, `scatter_rows`), so every row keeps the file's edge order.
-"""
 
-import math
+Weights are read as Python's float() reads them (correctly rounded). The scanner computes a weight
+itself only where one operation gives the exact answer: a mantissa below 2**53 times or divided by
+a power of ten up to 10**22 (both exact doubles, one rounding). Any other weight it leaves as NaN
+and records where its text starts; `parse_floats` then converts those tokens all at once with
+NumPy's bytes-to-float conversion, which rounds correctly.
+
+Columns are separated by blanks (spaces, tabs) and at most one comma: a comma with no value on
+one side of it is an empty field, an error (`1,2,,5` does not read 5 as the weight).
+"""
 
 import numpy as np
 from numba import njit
@@ -29,10 +36,16 @@ WIDE_ID = 12        # id does not fit the output dtype: the caller rescans with 
 NONFINITE_WEIGHT = 13   # a weight too large for a double (1e400)
 NEGATIVE_WEIGHT = 14    # a negative weight where the caller asked for none
 AFTER_WEIGHT = 15       # more columns after the weight than allowed
+NOT_INTEGER = 16        # a weight that is not an integer where the caller asked for integers
+EMPTY_FIELD = 17        # a comma with no value on one side of it
 
 _ID_CAP = 100_000_000_000_000_000  # ids stop growing past this (no int64 overflow)
 _MANT_CAP = 100_000_000_000_000_000
+_EXACT_MANT = 1 << 53                # mantissas below this are exact doubles
 _POW10 = np.array([10.0 ** k for k in range(23)])  # exact doubles
+
+# _parse_float's outcomes
+EXACT, INEXACT, NOT_A_NUMBER = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
@@ -42,15 +55,29 @@ def _is_blank(c):
 
 
 @njit(cache=True, nogil=True)
-def _at_end(buf, i, end):
-    return i >= end or buf[i] == 10
+def _is_space(c):
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
 @njit(cache=True, nogil=True)
-def _skip_blanks(buf, i, end):
-    while i < end and _is_blank(buf[i]):
+def _separator(buf, i, end):
+    """Skip the blanks after a field: spaces and at most one comma, which must have a field
+    after it. Returns (next index, ok)."""
+    while i < end and _is_space(buf[i]):
         i += 1
-    return i
+    if i < end and buf[i] == 44:
+        comma = i
+        i += 1
+        while i < end and _is_space(buf[i]):
+            i += 1
+        if _at_end(buf, i, end) or buf[i] == 44:
+            return comma, False
+    return i, True
+
+
+@njit(cache=True, nogil=True)
+def _at_end(buf, i, end):
+    return i >= end or buf[i] == 10
 
 
 @njit(cache=True, nogil=True)
@@ -89,8 +116,10 @@ def _read_id(buf, i, end, one_based, limit, store_max):
 
 
 @njit(cache=True, nogil=True)
-def _parse_float(buf, i, end):
-    """[+-]digits[.digits][(e|E)[+-]digits] at buf[i]. Returns (value, next index, ok)."""
+def _parse_float(buf, i, end, integer):
+    """[+-]digits[.digits][(e|E)[+-]digits] at buf[i] ([+-]digits with `integer`). Returns (value,
+    next index, outcome): EXACT, INEXACT (the value is left to `parse_floats`: NaN here) or
+    NOT_A_NUMBER."""
     neg = False
     if i < end and (buf[i] == 45 or buf[i] == 43):
         neg = buf[i] == 45
@@ -98,24 +127,28 @@ def _parse_float(buf, i, end):
     mant = 0
     exp10 = 0
     nd = 0
+    dropped = False
     while i < end and 48 <= buf[i] <= 57:
         if mant < _MANT_CAP:
             mant = mant * 10 + (buf[i] - 48)
         else:
             exp10 += 1
+            dropped = True
         nd += 1
         i += 1
-    if i < end and buf[i] == 46:
+    if i < end and buf[i] == 46 and not integer:
         i += 1
         while i < end and 48 <= buf[i] <= 57:
             if mant < _MANT_CAP:
                 mant = mant * 10 + (buf[i] - 48)
                 exp10 -= 1
+            else:
+                dropped = True
             nd += 1
             i += 1
     if nd == 0:
-        return 0.0, i, False
-    if i < end and (buf[i] == 101 or buf[i] == 69):
+        return 0.0, i, NOT_A_NUMBER
+    if i < end and (buf[i] == 101 or buf[i] == 69) and not integer:
         i += 1
         eneg = False
         if i < end and (buf[i] == 45 or buf[i] == 43):
@@ -129,24 +162,26 @@ def _parse_float(buf, i, end):
             ed += 1
             i += 1
         if ed == 0:
-            return 0.0, i, False
+            return 0.0, i, NOT_A_NUMBER
         exp10 += -e if eneg else e
     if not (i >= end or buf[i] == 10 or _is_blank(buf[i])):
-        return 0.0, i, False
-    # exact for integers and for short decimals (both operands exact, one rounding)
+        return 0.0, i, NOT_A_NUMBER
+    if mant == 0:
+        return (-0.0 if neg else 0.0), i, EXACT
+    if dropped or mant >= _EXACT_MANT or not -22 <= exp10 <= 22:
+        return np.nan, i, INEXACT
     value = float(mant)
-    if 0 < exp10 <= 22:
+    if exp10 > 0:
         value *= _POW10[exp10]
-    elif -22 <= exp10 < 0:
+    elif exp10 < 0:
         value /= _POW10[-exp10]
-    elif exp10 != 0:
-        value *= 10.0 ** exp10
-    return (-value if neg else value), i, True
+    return (-value if neg else value), i, EXACT
 
 
 @njit(cache=True, nogil=True)
 def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_weight, one_based,
-               limit1, limit2, max_edges, store_max, src, dst, weights, nonnegative=False):
+               limit1, limit2, max_edges, store_max, src, dst, weights, inexact,
+               nonnegative=False, integer=False):
     """Parse the edge lines of buf[start:end] into src, dst (and weights).
 
     comment1/comment2: first bytes of comment lines; prefix: required first byte of an edge line (0:
@@ -154,12 +189,16 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
     first edge line; after_weight: how many columns may follow the weight (skipped);
     one_based: ids start at 1 and are shifted to 0; limit1/limit2: ids (0-based) must be below these;
     max_edges: more edges is an error; store_max: largest id src/dst can hold; nonnegative: a
-    negative weight is an error. A weight must be finite.
-    Returns (n_edges, weight_mode, max_id, error, error_line, error_pos).
+    negative weight is an error; integer: a weight must be an integer. A weight must be finite.
+    A weight the scanner cannot compute exactly is NaN in `weights`, and the byte offset of its
+    text is in `inexact` (as long as `weights`), in file order; `parse_floats` reads them and
+    the caller checks them (finite, non-negative).
+    Returns (n_edges, weight_mode, max_id, error, error_line, error_pos, n_inexact).
     """
     i = start
     line = 0
     k = 0
+    n_inexact = 0
     max_id = -1
     while i < end:
         line_start = i
@@ -180,58 +219,106 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
             continue
         if prefix != 0:
             if c != prefix or i + 1 >= end or not _is_blank(buf[i + 1]):
-                return k, weight_mode, max_id, BAD_LINE, line, line_start
-            i = _skip_blanks(buf, i + 1, end)
+                return k, weight_mode, max_id, BAD_LINE, line, line_start, n_inexact
+            i, ok = _separator(buf, i + 1, end)
+            if not ok:
+                return k, weight_mode, max_id, EMPTY_FIELD, line, i, n_inexact
+        if i < end and buf[i] == 44:
+            return k, weight_mode, max_id, EMPTY_FIELD, line, i, n_inexact
 
         tok = i
         u, i, err = _read_id(buf, i, end, one_based, limit1, store_max)
         if err != OK:
-            return k, weight_mode, max_id, err, line, tok
-        i = _skip_blanks(buf, i, end)
+            return k, weight_mode, max_id, err, line, tok, n_inexact
+        i, ok = _separator(buf, i, end)
+        if not ok:
+            return k, weight_mode, max_id, EMPTY_FIELD, line, i, n_inexact
         if _at_end(buf, i, end):
-            return k, weight_mode, max_id, ONE_COLUMN, line, line_start
+            return k, weight_mode, max_id, ONE_COLUMN, line, line_start, n_inexact
         tok = i
         v, i, err = _read_id(buf, i, end, one_based, limit2, store_max)
         if err != OK:
-            return k, weight_mode, max_id, err, line, tok
+            return k, weight_mode, max_id, err, line, tok, n_inexact
 
-        i = _skip_blanks(buf, i, end)
+        i, ok = _separator(buf, i, end)
+        if not ok:
+            return k, weight_mode, max_id, EMPTY_FIELD, line, i, n_inexact
         w = 1.0
+        outcome = EXACT
         if _at_end(buf, i, end):
             if weight_mode == 1:
-                return k, weight_mode, max_id, NO_WEIGHT, line, line_start
+                return k, weight_mode, max_id, NO_WEIGHT, line, line_start, n_inexact
             weight_mode = 0
         else:
             tok = i
             if weight_mode == 0:
-                return k, weight_mode, max_id, EXTRA_COLUMN, line, tok
+                return k, weight_mode, max_id, EXTRA_COLUMN, line, tok, n_inexact
             weight_mode = 1
-            w, i, ok = _parse_float(buf, i, end)
-            if not ok:
-                return k, weight_mode, max_id, BAD_WEIGHT, line, tok
-            if not math.isfinite(w):
-                return k, weight_mode, max_id, NONFINITE_WEIGHT, line, tok
-            if nonnegative and w < 0:
-                return k, weight_mode, max_id, NEGATIVE_WEIGHT, line, tok
-            i = _skip_blanks(buf, i, end)
+            w, i, outcome = _parse_float(buf, i, end, integer)
+            if outcome == NOT_A_NUMBER:
+                return (k, weight_mode, max_id, NOT_INTEGER if integer else BAD_WEIGHT, line,
+                        tok, n_inexact)
+            if outcome == EXACT and nonnegative and w < 0:
+                return k, weight_mode, max_id, NEGATIVE_WEIGHT, line, tok, n_inexact
+            i, ok = _separator(buf, i, end)
             for _ in range(after_weight):
+                if not ok:
+                    break
                 while i < end and buf[i] != 10 and not _is_blank(buf[i]):
                     i += 1
-                i = _skip_blanks(buf, i, end)
+                i, ok = _separator(buf, i, end)
+            if not ok:
+                return k, weight_mode, max_id, EMPTY_FIELD, line, i, n_inexact
             if not _at_end(buf, i, end):
-                return k, weight_mode, max_id, AFTER_WEIGHT, line, i
+                return k, weight_mode, max_id, AFTER_WEIGHT, line, i, n_inexact
 
         if k >= max_edges:
-            return k, weight_mode, max_id, TOO_MANY, line, line_start
+            return k, weight_mode, max_id, TOO_MANY, line, line_start, n_inexact
         src[k] = u
         dst[k] = v
         if weight_mode == 1:
             weights[k] = w
+            if outcome == INEXACT:
+                inexact[n_inexact] = tok
+                n_inexact += 1
         max_id = max(max_id, u, v)
         k += 1
         line += 1
         i += 1                                        # past the newline
-    return k, weight_mode, max_id, OK, line, 0
+    return k, weight_mode, max_id, OK, line, 0, n_inexact
+
+
+@njit(cache=True, nogil=True)
+def _token_lengths(buf, pos):
+    out = np.empty(pos.size, np.int64)
+    for j in range(pos.size):
+        i = pos[j]
+        while i < buf.size and buf[i] != 10 and not _is_blank(buf[i]):
+            i += 1
+        out[j] = i - pos[j]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_tokens(buf, pos, lengths, out):
+    for j in range(pos.size):
+        out[j, :lengths[j]] = buf[pos[j]:pos[j] + lengths[j]]
+
+
+def parse_floats(buf, pos):
+    """The numbers whose text starts at buf[pos] (ending at a blank or line end), as float()
+    reads them: NumPy's bytes-to-float conversion of fixed-width byte strings, the tokens
+    grouped by length (widths of powers of two, at least 8), so a few long ones do not widen
+    the rest."""
+    lengths = _token_lengths(buf, pos)
+    widths = np.maximum(8, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    out = np.empty(pos.size)
+    for width in np.unique(widths):
+        chosen = np.flatnonzero(widths == width)
+        text = np.zeros((chosen.size, width), np.uint8)
+        _gather_tokens(buf, pos[chosen], lengths[chosen], text)
+        out[chosen] = text.view(f"S{width}").ravel().astype(np.float64)
+    return out
 
 
 @njit(cache=True, nogil=True)

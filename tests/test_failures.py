@@ -433,6 +433,8 @@ def test_gpu_count_is_bounded_by_the_vertex_count():
     ("--gpu-cache", "-1", ["--gpu-cache must be at least 0"]),
     ("--mpi-timeout", "nan", ["--mpi-timeout"]),
     ("--transfer", "warp", ["--transfer must be one of"]),
+    ("--cpu-share", "", ["--cpu-share must be a number", "''"]),
+    ("--gpu-memory", "", ["--gpu-memory", "''"]),
 ])
 def test_option_values_exit_2(option, value, words):
     one_error(inproc("--graph", "rmat:6", f"{option}={value}"), 2, *words)

@@ -7,7 +7,10 @@ ends, huge ids, extra columns, non-finite weights, gzip-compressed and then dama
 that an algorithm runs on and whose result passes its verifier, or an InputError of one line
 naming the file; never another exception or a hang (each case has a time limit). Edge lists are
 also checked against an independent parser of the documented format: whatever the reader
-accepts is exactly what the file says, and what the format forbids is refused.
+accepts is exactly what the file says (weights bit for bit as Python's float() reads them), and
+what the format forbids is refused. Further cases put an empty field (two commas, or a comma at
+a line's end or start) on one line, which must be refused naming that line, or give every line a
+weight whose decimal text needs correct rounding.
 
 Readers run in this process (host memory capped at 2 GiB for the check, so huge ids are refused
 on any machine); a few cases go through `python -m totem_py.run` and `totem_py.convert`.
@@ -15,6 +18,7 @@ on any machine); a few cases go through `python -m totem_py.run` and `totem_py.c
 
 import gzip
 import io
+import os
 import re
 import signal
 import subprocess
@@ -31,11 +35,12 @@ from totem_py.errors import InputError
 from totem_py.io import load, save_npz
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
 SEED = 32
 CASES = 500                 # in process, spread over the files
 CLI_CASES = 8               # through the command
 PREFIX_LINES = 1500         # edge lines kept of each real file
+FIELD_CASES = 60            # empty fields and hard weights, on the edge lists
 CASE_SECONDS = 30           # a case that takes longer is a hang
 MEMORY = 2 << 30            # what the readers' memory check is told is available
 
@@ -196,6 +201,7 @@ def _mutate_npz(rng, name, data):
 # ---------------------------------------------------------------- an independent edge-list parser
 
 _SEP = re.compile(rb"[ \t,\r\v\f]+")
+_EMPTY = re.compile(rb"^,|,[ \t\r\v\f]*(,|$)")         # a comma without a value on one side
 _FLOAT = re.compile(rb"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _ID = re.compile(rb"[0-9]+")
 
@@ -218,6 +224,8 @@ def expected_edges(name, data):
         line = line.lstrip(b" \t\r")
         if not line or line[:1] in b"#%":
             continue
+        if _EMPTY.search(line):
+            return None
         tokens = _SEP.split(line)
         if tokens[-1] == b"":
             tokens.pop()
@@ -260,7 +268,7 @@ def check_edge_list(graph, expected):
         keys = lambda s, d, x: np.lexsort((x, d, s))
         a = graph.weights[keys(got_src, got_dst, graph.weights)]
         b = w[keys(src, dst, w)]
-        np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert np.array_equal(a.view(np.int64), b.view(np.int64))
 
 
 # ---------------------------------------------------------------- running a case
@@ -295,9 +303,17 @@ def run_case(path, name, k):
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("fuzz")
-    sources = _sources(folder)
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("fuzz")
+
+
+@pytest.fixture(scope="module")
+def sources(folder):
+    return _sources(folder)
+
+
+@pytest.fixture(scope="module")
+def cases(folder, sources):
     rng = np.random.default_rng(SEED)
     out = []
     for k in range(CASES + CLI_CASES):
@@ -360,3 +376,76 @@ def test_mutations_through_the_command(cases, tmp_path):
         else:
             assert proc.stderr == "", f"{where}: {proc.stderr}"
     assert set(codes) == {0, 2}, codes
+
+
+# ---------------------------------------------------------------- empty fields and hard weights
+
+def hard_weight(rng):
+    """The decimal text of a double that float() must round correctly: 17 digits and more,
+    subnormal, large exponents, long mantissas."""
+    x, kind = rng.random(), rng.integers(0, 5)
+    if kind == 0:
+        return repr(x)
+    if kind == 1:
+        return f"{x * 2.0 ** int(rng.integers(-1074, 1000)):.17g}"
+    if kind == 2:
+        return f"{x:.{int(rng.integers(18, 30))}e}"
+    if kind == 3:
+        return f"{int(rng.integers(1, 10 ** 18))}e{int(rng.integers(-340, 290))}"
+    return f"-{x * 10.0 ** int(rng.integers(-25, 25)):.{int(rng.integers(1, 17))}g}"
+
+
+def empty_field(rng, lines, body):
+    """One edge line with an empty field; returns its line number (1-based)."""
+    i = int(rng.choice(body))
+    fields = [f for f in _SEP.split(lines[i].strip()) if f]
+    where = rng.integers(0, 3)
+    if where == 0:
+        k = int(rng.integers(1, len(fields)))
+        lines[i] = b",".join(fields[:k]) + rng.choice([b",,", b", ,", b",\t,"]) + \
+            b",".join(fields[k:])
+    elif where == 1:
+        lines[i] = b",".join(fields) + rng.choice([b",", b", ", b",\r"])
+    else:
+        lines[i] = rng.choice([b",", b" ,"]) + b",".join(fields)
+    return i + 1
+
+
+def test_empty_fields_and_hard_weights(folder, sources):
+    """An empty field is refused naming its line; weights are float()'s, bit for bit."""
+    rng = np.random.default_rng(SEED + 1)
+    texts = [(n, d) for n, d in sources if n.rsplit(".", 1)[1] in ("txt", "csv")]
+    outcomes = {"empty": 0, "weights": 0, "refused": 0}
+    for k in range(FIELD_CASES):
+        name, data = texts[k % len(texts)]
+        lines = _lines(data)
+        body = [i for i, ln in enumerate(lines) if ln and ln[:1] not in b"#%"]
+        path = folder / f"f{k:03d}_{name}"
+        if k % 2 == 0:
+            line = empty_field(rng, lines, body)
+            path.write_bytes(b"\n".join(lines))
+            assert expected_edges(name, path.read_bytes()) is None
+            with pytest.raises(InputError) as info:
+                load(path)
+            message = str(info.value)
+            assert message.startswith(f"{path}:{line}: ") and "empty field" in message, message
+            outcomes["empty"] += 1
+            continue
+        sep = b"," if name.endswith(".csv") else b" "
+        for i in body:
+            fields = [f for f in _SEP.split(lines[i].strip()) if f]
+            fields[2:3] = [hard_weight(rng).encode()]
+            lines[i] = sep.join(fields)
+        data = b"\n".join(lines)
+        path.write_bytes(data)
+        expected = expected_edges(name, data)
+        try:
+            graph = load(path)
+        except InputError as e:         # a weight past the largest double
+            assert expected is None and "not a finite number" in str(e), str(e)
+            outcomes["refused"] += 1
+            continue
+        check_edge_list(graph, expected)
+        outcomes["weights"] += 1
+    assert outcomes["empty"] == FIELD_CASES // 2 and outcomes["weights"] > FIELD_CASES // 4, \
+        outcomes

@@ -143,11 +143,13 @@ def test_wide_ids_are_reported_by_the_scanner():
     buf = np.frombuffer(b"0 1\n5 3000000000\n", dtype=np.uint8)
     src, dst, w = np.empty(3, np.int32), np.empty(3, np.int32), np.empty(3)
     res = kparse.scan_edges(buf, 0, buf.size, ord("#"), ord("%"), 0, -1, 0, False,
-                            1 << 62, 1 << 62, 1 << 62, np.iinfo(np.int32).max, src, dst, w)
+                            1 << 62, 1 << 62, 1 << 62, np.iinfo(np.int32).max, src, dst, w,
+                            np.empty(3, np.int64))
     assert res[0] == 1 and res[3] == kparse.WIDE_ID and res[4] == 1
     src, dst = np.empty(3, np.int64), np.empty(3, np.int64)
     res = kparse.scan_edges(buf, 0, buf.size, ord("#"), ord("%"), 0, -1, 0, False,
-                            1 << 62, 1 << 62, 1 << 62, np.iinfo(np.int64).max, src, dst, w)
+                            1 << 62, 1 << 62, 1 << 62, np.iinfo(np.int64).max, src, dst, w,
+                            np.empty(3, np.int64))
     assert res[:4] == (2, 0, 3000000000, kparse.OK) and dst[1] == 3000000000
 
 

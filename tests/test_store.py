@@ -129,9 +129,9 @@ def corrupt(tmp_path, how):
         raw[at:at + dtype.itemsize] = np.array([value], dtype).tobytes()
 
     def new_header(h):
-        text = json.dumps(h).encode()
-        raw[8:16 + n_header] = np.uint64(len(text)).astype("<u8").tobytes() + text
-        raw[16 + len(text):4096] = b"\0" * (4096 - 16 - len(text))
+        text = h if isinstance(h, bytes) else json.dumps(h).encode()
+        raw[8:4096] = (np.uint64(len(text)).astype("<u8").tobytes() + text
+                       + b"\0" * (4096 - 16 - len(text)))
     if how == "magic":
         raw[:8] = b"TOTEMCSV"
     elif how == "json":
@@ -151,6 +151,14 @@ def corrupt(tmp_path, how):
         new_header(header)
     elif how == "in_degrees":
         put("in_degrees", 0, 12345)
+    elif how == "overlap":      # the weights read the ids' bytes
+        header["arrays"]["weights"]["offset"] = header["arrays"]["ids"]["offset"]
+        new_header(header)
+    elif how == "inside":       # the ids start inside the offsets
+        header["arrays"]["ids"]["offset"] = header["arrays"]["offsets"]["offset"] + 8
+        new_header(header)
+    elif how == "nested":
+        new_header(b"[" * 2000 + b"]" * 2000)
     path.write_bytes(bytes(raw))
     return path
 
@@ -159,7 +167,9 @@ def corrupt(tmp_path, how):
     ("magic", "does not start with TOTEMCSR"), ("json", "not JSON"),
     ("version", "unsupported totem_py-tcsr version 7"), ("cut", "outside the file"),
     ("id", "edge 17"), ("nan", "weighs nan"), ("offsets", "decrease at vertex 3"),
-    ("count", "'ids' must have"), ("in_degrees", "'in_degrees' do not count")])
+    ("count", "'ids' must have"), ("in_degrees", "'in_degrees' do not count"),
+    ("overlap", "arrays 'ids' and 'weights' overlap"),
+    ("inside", "arrays 'offsets' and 'ids' overlap"), ("nested", "nested too deep")])
 def test_bad_files_are_exit_2_with_one_line(tmp_path, how, words):
     path = corrupt(tmp_path, how)
     proc = run("-m", "totem_py.run", "--graph", path, "--device", "cpu", "--quiet")

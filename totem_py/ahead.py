@@ -91,7 +91,8 @@ def small_graph(weighted, undirected, seed=0):
     src, dst = key // n, key % n
     indptr = np.r_[0, np.cumsum(np.bincount(src, minlength=n))]
     weights = rng.integers(1, 256, key.size).astype(np.float64) if weighted else None
-    return Graph(indptr, dst.astype(index_dtype(n)), weights, "small", directed=not undirected)
+    return Graph(indptr, dst.astype(index_dtype(n)), weights, "small", directed=not undirected,
+                 checked=False)
 
 
 def _python_intrinsics():

@@ -2,14 +2,26 @@
 and the host-memory check of each stage of a run, made before anything large is allocated
 (InputError and the check itself are bsp.errors', which every layer uses)."""
 
+import numbers
+
 from bsp.errors import InputError, available_memory, check_memory, gib, printable
 
-__all__ = ["InputError", "VerificationError", "available_memory", "check_memory", "check_stages",
-           "gib", "printable", "stage_bytes"]
+__all__ = ["InputError", "VerificationError", "available_memory", "check_count", "check_memory",
+           "check_stages", "gib", "printable", "stage_bytes"]
 
 
 class VerificationError(Exception):
     """A result failed its property verifier: exit code 3."""
+
+
+def check_count(value, option, least=0):
+    """`value` as an int; InputError naming `option` unless it is an integer (a bool or a float
+    is not, whatever its value) of at least `least`."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise InputError(f"{option} must be an integer, got {value!r}")
+    if value < least:
+        raise InputError(f"{option} must be at least {least}, got {value}")
+    return int(value)
 
 
 # Host bytes of each stage of a run, for an unweighted and a weighted graph: ((peak above what

@@ -92,7 +92,7 @@ def generate(spec, seed=0, undirected=False, weighted=False):
                  + (8 * rows if weighted else 0), f"graph '{spec}'")
     indptr, indices = _clean_csr(kind, scale, edge_factor, seed, undirected)
     weights = edge_weights(indptr, indices, seed) if weighted else None
-    return Graph(indptr, indices, weights, spec=str(spec), directed=not undirected)
+    return Graph(indptr, indices, weights, spec=str(spec), directed=not undirected, checked=False)
 
 
 def edge_weights(indptr, indices, seed, first=0):

@@ -17,24 +17,86 @@ def csr_bytes(n_vertices, n_edges, weighted=False):
             + (8 * n_edges if weighted else 0))
 
 
-def _frozen(a):
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
+def _frozen(a, dtype, copy):
+    """`a` as a read-only contiguous array of `dtype`. With `copy`, an array the caller can still
+    write is copied first (a read-only one is shared); without, `a` is the graph's own."""
+    out = np.ascontiguousarray(a, dtype=dtype)
+    if copy and out.flags.writeable and isinstance(a, np.ndarray) and np.may_share_memory(out, a):
+        out = out.copy()
+    out.flags.writeable = False
+    return out
+
+
+def _integers(a, what):
+    """`a` as a 1-d integer array (ValueError naming `what` otherwise)."""
+    a = np.asarray(a)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be a 1-d array of integers, got {a.dtype} of shape "
+                         f"{a.shape}")
     return a
 
 
+def _vertex_ids(a, n_vertices, what):
+    """`a` as a 1-d integer array of vertex ids 0..n_vertices - 1 (ValueError naming `what` and
+    the first id outside otherwise), checked before any conversion can wrap or truncate it."""
+    a = _integers(a, what)
+    if a.size and (a.min() < 0 or a.max() >= n_vertices):
+        e = int(np.argmax((a < 0) | (a >= n_vertices)))
+        raise ValueError(f"{what}[{e}] is {a[e]}, not a vertex id (0..{n_vertices - 1})")
+    return a
+
+
+def _weights(weights, n_edges):
+    """`weights` as a 1-d array of numbers, one per edge (ValueError otherwise)."""
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.dtype.kind not in "biuf":
+        raise ValueError(f"weights must be a 1-d array of numbers, got {w.dtype} of shape "
+                         f"{w.shape}")
+    if w.size != n_edges:
+        raise ValueError(f"{w.size} weights for {n_edges} edges")
+    return w
+
+
+def _check_csr(indptr, indices, weights):
+    """The arrays of Graph(...) checked as a CSR (ValueError naming what is wrong)."""
+    indptr = _integers(indptr, "indptr")
+    if indptr.size == 0:
+        raise ValueError("indptr is empty: it needs n_vertices + 1 entries")
+    n_vertices = indptr.size - 1
+    indices = _vertex_ids(indices, n_vertices, "indices")
+    if weights is not None:
+        weights = _weights(weights, indices.size)
+    if indptr[0] != 0 or indptr[-1] != indices.size:
+        raise ValueError(f"indptr must run from 0 to the {indices.size} edges, got "
+                         f"{indptr[0]} to {indptr[-1]}")
+    steps = np.diff(indptr.astype(np.int64, copy=False))
+    if steps.size and steps.min() < 0:
+        v = int(np.argmax(steps < 0))
+        raise ValueError(f"indptr decreases at vertex {v} ({indptr[v]} then {indptr[v + 1]})")
+    return indptr, indices, weights
+
+
 class Graph:
-    """A directed graph in CSR form. Undirected graphs store both directions of each edge."""
+    """A directed graph in CSR form. Undirected graphs store both directions of each edge.
+
+    `Graph(indptr, indices, weights)` checks its arrays (ValueError naming what is wrong: ids
+    outside the graph, a decreasing `indptr`, weights not one per edge, ids not integers, and
+    with `directed=False` an edge without its reverse) and copies those the caller can still
+    write. `checked=False` is for arrays built for the graph and known to be a valid CSR: they
+    are taken as they are (and become read-only).
+    """
 
     def __init__(self, indptr, indices, weights=None, spec="", directed=True, ids=None,
-                 n_ids=None):
-        indptr = np.asarray(indptr, dtype=np.int64)
+                 n_ids=None, checked=True):
+        if checked:
+            indptr, indices, weights = _check_csr(indptr, indices, weights)
+        indptr = np.asarray(indptr)
         n_vertices = indptr.size - 1
         if n_vertices < 0 or indptr[0] != 0 or indptr[-1] != len(indices):
             raise ValueError("indptr does not describe indices")
-        self.indptr = _frozen(indptr)
-        self.indices = _frozen(np.asarray(indices, dtype=index_dtype(n_vertices)))
-        self.weights = None if weights is None else _frozen(np.asarray(weights, dtype=np.float64))
+        self.indptr = _frozen(indptr, np.int64, checked)
+        self.indices = _frozen(indices, index_dtype(n_vertices), checked)
+        self.weights = None if weights is None else _frozen(weights, np.float64, checked)
         self.spec = spec
         self.directed = directed
         # a compacted graph's (`compacted`): the original id of each vertex, and how many ids
@@ -42,6 +104,10 @@ class Graph:
         self.ids = ids
         self._n_ids = n_ids
         self._reverse = None
+        if checked and not directed:
+            problem = self.asymmetry()
+            if problem:
+                raise ValueError(f"directed=False, but {problem}")
 
     @property
     def n_vertices(self):
@@ -70,8 +136,22 @@ class Graph:
         return self.indptr.nbytes + self.indices.nbytes + (0 if self.weights is None else self.weights.nbytes)
 
     @classmethod
-    def from_edges(cls, src, dst, n_vertices, weights=None, spec="", directed=True):
-        """CSR from an edge list, keeping the given order within each row (counting sort, O(V + E))."""
+    def from_edges(cls, src, dst, n_vertices, weights=None, spec="", directed=True,
+                   checked=True):
+        """CSR from an edge list, keeping the given order within each row (counting sort,
+        O(V + E)). The edges are checked (ValueError naming what is wrong), and with
+        `directed=False` that every edge has its reverse; `checked=False`: they are known to be
+        valid."""
+        if checked:
+            if not isinstance(n_vertices, (int, np.integer)) or isinstance(n_vertices, bool) \
+                    or n_vertices < 0:
+                raise ValueError(f"n_vertices must be a non-negative integer, got {n_vertices!r}")
+            src = _vertex_ids(src, n_vertices, "src")
+            dst = _vertex_ids(dst, n_vertices, "dst")
+            if src.size != dst.size:
+                raise ValueError(f"{src.size} sources for {dst.size} targets")
+            if weights is not None:
+                weights = _weights(weights, src.size)
         src = np.asarray(src)
         dst = np.asarray(dst, dtype=index_dtype(n_vertices))
         indptr = np.cumsum(_csr.csr_degrees(src, n_vertices))
@@ -79,7 +159,13 @@ class Graph:
         out_w = np.empty(src.size if weights is not None else 0, dtype=np.float64)
         w_in = np.asarray(weights, dtype=np.float64) if weights is not None else out_w
         _csr.csr_scatter(src, dst, w_in, indptr, indices, out_w, weights is not None)
-        return cls(indptr, indices, out_w if weights is not None else None, spec, directed)
+        graph = cls(indptr, indices, out_w if weights is not None else None, spec, directed,
+                    checked=False)
+        if checked and not directed:
+            problem = graph.asymmetry()
+            if problem:
+                raise ValueError(f"directed=False, but {problem}")
+        return graph
 
     def edge_sources(self):
         """The COO row array (source of every edge), in CSR order."""
@@ -94,17 +180,59 @@ class Graph:
                 self._reverse = self
             else:
                 rev = Graph.from_edges(self.indices, self.edge_sources(), self.n_vertices,
-                                       self.weights, self.spec + " (reverse)")
+                                       self.weights, self.spec + " (reverse)", checked=False)
                 rev._reverse = self
                 self._reverse = rev
         return self._reverse
+
+    def asymmetry(self):
+        """None if every edge (u, v) is stored as often as (v, u), with the same weights (as an
+        undirected graph must be), else an edge whose reverse is missing, in words. Two
+        counting-sort transposes (O(V + E)) decide; only where they differ (an asymmetric
+        graph, or parallel edges of different weights stored in different orders) does a sort
+        of the edges find the answer and the edge. The transpose's rows are sorted by id: it
+        is compared with the graph itself if the graph's rows are sorted, else with its own
+        transpose (the graph, rows sorted)."""
+        n, src = self.n_vertices, self.edge_sources()
+        t = Graph.from_edges(self.indices, src, n, self.weights, checked=False)
+        rows = self if self._sorted_rows() else Graph.from_edges(
+            t.indices, t.edge_sources(), n, t.weights, checked=False)
+        if (np.array_equal(t.indptr, rows.indptr) and np.array_equal(t.indices, rows.indices)
+                and (self.weights is None or np.array_equal(t.weights, rows.weights))):
+            return None
+        dst, w = self.indices, self.weights
+        keys = (dst, src) if w is None else (w, dst, src)
+        forward = np.lexsort(keys)                          # edges by (u, v[, w])
+        backward = np.lexsort(keys[:-2] + (src, dst))       # reversed edges by (v, u[, w])
+        same = (src[forward] == dst[backward]) & (dst[forward] == src[backward])
+        if w is not None:
+            same &= w[forward] == w[backward]
+        if same.all():
+            return None
+        # at the first difference of the two sorted lists, the smaller entry has too few partners
+        i = int(np.argmin(same))
+        f, b = forward[i], backward[i]
+        edge = (src[f], dst[f]) + (() if w is None else (w[f],))
+        reverse = (dst[b], src[b]) + (() if w is None else (w[b],))
+        e = f if edge < reverse else b        # an edge whose reverse is missing
+        u, v = int(src[e]), int(dst[e])
+        weight = "" if w is None else f" of weight {w[e]}"
+        return f"edge {u} -> {v}{weight} has no reverse {v} -> {u}{weight}"
+
+    def _sorted_rows(self):
+        """Whether every row lists its targets in increasing order (ties allowed)."""
+        down = np.diff(self.indices) < 0
+        starts = self.indptr[1:-1]
+        down[starts[(starts > 0) & (starts < self.n_edges)] - 1] = False
+        return not down.any()
 
     def to_undirected(self):
         """Add the reverse of every edge (`--undirected`): each edge (u, v) also becomes (v, u)."""
         src = np.concatenate([self.edge_sources(), self.indices])
         dst = np.concatenate([self.indices, self.edge_sources()])
         w = None if self.weights is None else np.concatenate([self.weights, self.weights])
-        return Graph.from_edges(src, dst, self.n_vertices, w, self.spec, directed=False)
+        return Graph.from_edges(src, dst, self.n_vertices, w, self.spec, directed=False,
+                                checked=False)
 
     def compacted(self):
         """(graph, ids): this graph without the vertices that are in no edge, the others renumbered
@@ -119,7 +247,8 @@ class Graph:
         new_id[ids] = np.arange(ids.size)
         # the rows dropped are empty, so the kept rows' edges stay where they are
         graph = Graph(np.append(self.indptr[ids], self.n_edges), new_id[self.indices],
-                      self.weights, self.spec, self.directed, ids=ids, n_ids=self.n_ids)
+                      self.weights, self.spec, self.directed, ids=ids, n_ids=self.n_ids,
+                      checked=False)
         return graph, ids
 
     def with_isolated(self):
@@ -129,7 +258,7 @@ class Graph:
             return self
         indptr = np.concatenate([self.indptr, np.full(self.n_ids - self.n_vertices,
                                                       self.n_edges)])
-        return Graph(indptr, self.indices, self.weights, self.spec, self.directed)
+        return Graph(indptr, self.indices, self.weights, self.spec, self.directed, checked=False)
 
     def original_order(self):
         """The original id of every id of `with_isolated()` (the stored vertices', then those of
@@ -146,7 +275,7 @@ class Graph:
         """A graph from a square scipy.sparse matrix or array: entry (u, v) is the edge u -> v,
         every stored entry one edge (duplicates are parallel edges, explicit zeros edges of weight
         0). The values become the weights unless every one is 1. `directed=False` says the matrix
-        is symmetric (it is not checked)."""
+        is symmetric (ValueError if it is not)."""
         import scipy.sparse as sp
         if not sp.issparse(matrix) or matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
             raise ValueError(f"from_scipy needs a square scipy.sparse matrix, got "
@@ -160,8 +289,8 @@ class Graph:
         """A scipy.sparse.csr_array of shape (n, n): entry (u, v) per edge u -> v, its weight or 1
         (parallel edges stay separate entries; scipy adds them up when it converts or computes)."""
         import scipy.sparse as sp
-        data = self.weights if self.weights is not None else np.ones(self.n_edges)
-        return sp.csr_array((data, self.indices, self.indptr),
+        data = self.weights.copy() if self.weights is not None else np.ones(self.n_edges)
+        return sp.csr_array((data, self.indices.copy(), self.indptr.copy()),
                             shape=(self.n_vertices, self.n_vertices))
 
     @classmethod
@@ -208,8 +337,10 @@ class Graph:
         return out
 
     def with_weights(self, weights):
+        """The graph with these weights (one per edge, in CSR order; copied if writeable)."""
+        weights = _frozen(_weights(weights, self.n_edges), np.float64, True)
         return Graph(self.indptr, self.indices, weights, self.spec, self.directed, self.ids,
-                     self._n_ids)
+                     self._n_ids, checked=False)
 
     def __repr__(self):
         w = ", weighted" if self.weights is not None else ""

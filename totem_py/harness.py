@@ -32,7 +32,7 @@ from partitioners import auto_share, check_gpus, check_hub_sort, partition as ma
 
 from .algorithms import ALGORITHMS, Algorithm
 from .backend import resolve_device
-from .errors import InputError, VerificationError, check_stages
+from .errors import InputError, VerificationError, check_count, check_stages
 
 
 TRANSFERS = ("auto", "resident", "zerocopy", "filter", "compaction")
@@ -339,8 +339,11 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     ranks = comm is not None and comm.size > 1
     comm = comm if ranks else SOLO
     root = comm.rank == 0
-    if threads:
-        numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    trials, gpus, seed = (check_count(trials, "--trials", 1), check_count(gpus, "--gpus"),
+                          check_count(seed, "--seed"))
+    if threads is not None:
+        numba.set_num_threads(min(check_count(threads, "--threads", 1),
+                                  numba.config.NUMBA_NUM_THREADS))
     device = resolve_device(device)
     check_hub_sort(hub_sort)
     if transfer not in TRANSFERS:
@@ -440,9 +443,9 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
                                                               else ""))
     values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
-    for trial in range(max(int(trials), 1)):
+    for trial in range(trials):
         if progress:
-            progress.phase(f"{alg.name}: trial {trial + 1} of {max(int(trials), 1)}")
+            progress.phase(f"{alg.name}: trial {trial + 1} of {trials}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
         values, records = engine.run(alg)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it

@@ -5,10 +5,12 @@ of whole lines and parsed by a Numba byte scanner (`kernels_cpu/parse.py`), so a
 memory whole and no Python code runs per line; the CSR is built from the parsed chunks by a stable
 counting sort. Bad input raises `InputError` naming the file and line; nothing is guessed.
 
-Lines end with LF, CRLF or a lone CR (classic Mac OS). A weight must be a finite number. An edge
-line has two or three columns; a `.csv` line may carry one more after the weight (SNAP's
-signed networks are `SOURCE,TARGET,RATING,TIME`), which is skipped. An `.npz` marked undirected must
-store both directions of every edge, with equal weights.
+Lines end with LF, CRLF or a lone CR (classic Mac OS). A weight must be a finite number, read as
+Python's float() reads it. Columns are separated by blanks and at most one comma (`1,2,,5` has an
+empty field, an error). An edge line has two or three columns; a `.csv` line may carry one more
+after the weight (SNAP's signed networks are `SOURCE,TARGET,RATING,TIME`), which is skipped. An
+`.npz` marked undirected must store both directions of every edge, with equal weights. A Matrix
+Market `integer` matrix holds integers; a `symmetric` one is square.
 
 Memory is checked before anything large is allocated, from the sizes a file declares or shows
 while it is read: the largest vertex id and the edge count of a text file as it streams, the size
@@ -199,7 +201,7 @@ class _Scan:
 
     def __init__(self, path, memory, comments=b"#%", prefix=b"", weight_mode=-1, after_weight=0,
                  one_based=False, limits=(_NO_LIMIT, _NO_LIMIT), max_edges=_NO_LIMIT,
-                 nonnegative=False, mirror=False, vertices=0):
+                 nonnegative=False, mirror=False, vertices=0, integer=False):
         self.path, self.memory, self.vertices = path, memory, vertices
         self.comment1, self.comment2 = comments[0], comments[-1]
         self.prefix = prefix[0] if prefix else 0
@@ -207,7 +209,7 @@ class _Scan:
         self.after_weight, self.one_based = after_weight, one_based
         self.limits = limits
         self.max_edges = max_edges
-        self.nonnegative, self.mirror = nonnegative, mirror
+        self.nonnegative, self.mirror, self.integer = nonnegative, mirror, integer
         self.messages = {}
         self.bytes = 0                     # bytes read, to tell an empty file from a blank one
 
@@ -232,15 +234,19 @@ class _Scan:
                     src = np.empty(cap, dtype)
                     dst = np.empty(cap, dtype)
                     w = np.empty(cap if mode != 0 else 0, np.float64)
-                    k, mode_out, mx, err, eline, epos = _parse.scan_edges(
+                    inexact = np.empty(w.size, np.int64)
+                    k, mode_out, mx, err, eline, epos, n_inexact = _parse.scan_edges(
                         buf, start, end, self.comment1, self.comment2, self.prefix, mode,
                         self.after_weight, self.one_based, self.limits[0], self.limits[1],
-                        self.max_edges - n_edges, np.iinfo(dtype).max, src, dst, w,
-                        self.nonnegative)
+                        self.max_edges - n_edges, np.iinfo(dtype).max, src, dst, w, inexact,
+                        self.nonnegative, self.integer)
                     if err == _parse.WIDE_ID and dtype == np.int32:
                         dtype = np.int64
                         continue
                     break
+                if n_inexact:
+                    self._inexact(buf, start, line, w[:k], inexact[:n_inexact])
+                del inexact
                 if err != _parse.OK:
                     raise self._error(err, line + eline, _token(buf, epos))
                 mode = mode_out
@@ -259,6 +265,21 @@ class _Scan:
             chunks = [(s, d, None) for s, d, _ in chunks]
         self.weight_mode = mode
         return chunks, n_edges, max_id, line
+
+    def _inexact(self, buf, start, line, w, pos):
+        """Fill in the weights the scanner left as NaN (their text at buf[pos]) and check
+        them; `line`: the number of the chunk's first line."""
+        values = _parse.parse_floats(buf, pos)
+        w[np.isnan(w)] = values
+        bad = ~np.isfinite(values)
+        if self.nonnegative:
+            bad |= values < 0
+        if bad.any():
+            j = int(np.argmax(bad))
+            code = _parse.NONFINITE_WEIGHT if not np.isfinite(values[j]) else \
+                _parse.NEGATIVE_WEIGHT
+            raise self._error(code, line + _parse.count_lines(buf, start, pos[j]),
+                              _token(buf, pos[j]))
 
     def _error(self, code, line, token):
         p = _parse
@@ -279,6 +300,7 @@ class _Scan:
             p.ID_BEYOND_SIZE: "vertex id '{token}' is beyond the declared size",
             p.TOO_MANY: "more entries than the header declares",
             p.BAD_LINE: "unexpected line starting with '{token}'",
+            p.EMPTY_FIELD: "empty field: a comma must stand between two values",
         }
         template = self.messages.get(code, default.get(code, f"parse error {code}"))
         return InputError(template.format(token=token), self.path, line)
@@ -300,7 +322,8 @@ def _build(chunks, n_vertices, n_edges, weighted, mirror, path, directed):
                             indptr, indices, weights)
         del src, dst, w
     _parse.restore_indptr(indptr)
-    return Graph(indptr, indices, weights if weighted else None, spec=path, directed=directed)
+    return Graph(indptr, indices, weights if weighted else None, spec=path, directed=directed,
+                 checked=False)
 
 
 # ---------------------------------------------------------------- readers
@@ -378,11 +401,14 @@ def _read_mtx(stream, path, memory, nonnegative):
         raise InputError("empty matrix: no vertices declared", path, size_line)
     weighted = field != "pattern"
     mirror = symmetry == "symmetric"
+    if mirror and rows != cols:
+        raise InputError(f"a symmetric matrix must be square, the size line declares {rows} x "
+                         f"{cols}", path, size_line)
     memory.check(n_vertices, nnz * (2 if mirror else 1), weighted)
 
     scan = _Scan(path, memory, comments=b"%", weight_mode=1 if weighted else 0, one_based=True,
                  limits=(rows, cols), max_edges=nnz, nonnegative=nonnegative, mirror=mirror,
-                 vertices=n_vertices)
+                 vertices=n_vertices, integer=field == "integer")
     scan.messages = {
         _parse.ID_BEYOND_SIZE: f"index '{{token}}' is beyond the declared size {rows} x {cols}",
         _parse.TOO_MANY: f"more entries than the {nnz} declared on the size line (line {size_line})",
@@ -390,6 +416,7 @@ def _read_mtx(stream, path, memory, nonnegative):
         _parse.AFTER_WEIGHT: f"unexpected extra column '{{token}}' in a '{field}' matrix",
         _parse.NO_WEIGHT: f"missing value: a '{field}' matrix needs 'row column value'",
         _parse.ONE_COLUMN: "only one column: an entry needs 'row column'",
+        _parse.NOT_INTEGER: "value '{token}' is not an integer (the header says 'integer')",
     }
     chunks, n_edges, _, _ = scan.run(stream, size_line + 1)
     if n_edges != nnz:
@@ -538,7 +565,7 @@ def _load_npz(path, memory, nonnegative):
         raise bad("'indptr' is not a non-decreasing offset array from 0 to len(indices)")
     if indices.size and (indices.min() < 0 or indices.max() >= n_vertices):
         raise bad(f"'indices' has ids outside 0..{n_vertices - 1}")
-    graph = Graph(indptr, indices, weights, spec=path, directed=directed)
+    graph = Graph(indptr, indices, weights, spec=path, directed=directed, checked=False)
     if weights is not None:
         finite = np.isfinite(weights)
         if not finite.all():
@@ -562,21 +589,6 @@ def _edge(graph, e):
 
 def _check_symmetric(graph, bad):
     """An undirected graph stores (v, u) as often as (u, v), with the same weights."""
-    src, dst, w = graph.edge_sources(), graph.indices, graph.weights
-    keys = (dst, src) if w is None else (w, dst, src)
-    forward = np.lexsort(keys)                          # edges by (u, v[, w])
-    backward = np.lexsort(keys[:-2] + (src, dst))       # reversed edges by (v, u[, w])
-    same = (src[forward] == dst[backward]) & (dst[forward] == src[backward])
-    if w is not None:
-        same &= w[forward] == w[backward]
-    if same.all():
-        return
-    # at the first difference of the two sorted lists, the smaller entry has too few partners
-    i = int(np.argmin(same))
-    f, b = forward[i], backward[i]
-    edge = (src[f], dst[f]) + (() if w is None else (w[f],))
-    reverse = (dst[b], src[b]) + (() if w is None else (w[b],))
-    e = f if edge < reverse else b        # an edge whose reverse is missing
-    u, v = int(src[e]), int(dst[e])
-    weight = "" if w is None else f" of weight {w[e]}"
-    raise bad(f"marked undirected, but edge {u} -> {v}{weight} has no reverse {v} -> {u}{weight}")
+    problem = graph.asymmetry()
+    if problem:
+        raise bad(f"marked undirected, but {problem}")

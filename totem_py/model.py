@@ -222,6 +222,9 @@ def choose_share(graph, algorithm, partition, gpus, device, gpu_memory, transfer
     a_min = min_cpu_share(graph, algorithm, partition, gpus, device, gpu_memory, transfer, seed)
     info = dict(method="TOTEM eq. 1-4, rates from calibration runs", alpha_min=a_min,
                 beta_key="beta_aggregated")
+    if graph.n_edges == 0:
+        info.update(chosen=1.0, note="no edges to share: CPU only", cost_s=0.0)
+        return 1.0, info, {}
     if gpus < 1 or a_min >= 1.0:
         info.update(chosen=1.0, note="no GPU partition fits: CPU only", cost_s=0.0)
         return 1.0, info, {}

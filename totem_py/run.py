@@ -190,8 +190,9 @@ def check_options(args, device):
     if args.mpi_timeout is not None and not 0 < args.mpi_timeout < math.inf:
         raise InputError(f"--mpi-timeout must be a positive number of seconds, "
                          f"got {args.mpi_timeout}")
-    share = _share(args.cpu_share or ("auto" if device == "gpu" else "0.5"))
-    budget = parse_bytes(args.gpu_memory) if args.gpu_memory else None
+    default = "auto" if device == "gpu" else "0.5"
+    share = _share(default if args.cpu_share is None else args.cpu_share)
+    budget = None if args.gpu_memory is None else parse_bytes(args.gpu_memory)
     return (share, budget, parse_bytes(args.chunk_bytes, "--chunk-bytes", least=64),
             parse_bytes(args.gpu_cache, "--gpu-cache"))
 

@@ -102,6 +102,8 @@ class Store:
             h = json.loads(text)
         except (ValueError, UnicodeDecodeError):
             raise self.bad("the header is not JSON") from None
+        except RecursionError:
+            raise self.bad("the header is not JSON (brackets nested too deep)") from None
         if not isinstance(h, dict) or h.get("format") != FORMAT:
             raise self.bad(f"the header's format is not '{FORMAT}'")
         if h.get("version") != VERSION:
@@ -127,6 +129,11 @@ class Store:
             if a["offset"] < 16 + length or a["offset"] + dtype.itemsize * a["count"] > size:
                 raise self.bad(f"array '{name}' lies outside the file ({size} bytes)")
             self.arrays[name] = (dtype, a["offset"])
+        spans = sorted((offset, offset + dtype.itemsize * expect[name], name)
+                       for name, (dtype, offset) in self.arrays.items() if expect[name])
+        for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+            if start < end:
+                raise self.bad(f"arrays '{first}' and '{second}' overlap")
         self.weighted = "weights" in self.arrays
         if self.arrays["ids"][0].itemsize < index_dtype(n).itemsize:
             raise self.bad(f"'ids' are {self.arrays['ids'][0]} but {n} vertices need int64")
@@ -210,7 +217,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
     degrees = store.in_degrees(0, n)
     if degrees is not None and not np.array_equal(degrees, np.bincount(ids, minlength=n)):
         raise store.bad("'in_degrees' do not count the ids")
-    graph = Graph(indptr, ids, weights, spec=store.path, directed=store.directed)
+    graph = Graph(indptr, ids, weights, spec=store.path, directed=store.directed, checked=False)
     if not graph.directed:
         from .io import _check_symmetric
         _check_symmetric(graph, store.bad)

@@ -25,7 +25,7 @@ import numpy as np
 from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull, put,
                  receive, vertex_values)
 
-from ..errors import InputError, VerificationError
+from ..errors import InputError, VerificationError, check_count
 from .base import Algorithm, Option, register
 from .common import (SOURCE, UNVISITED, as_result, checked_source, collect, draw_vertices, first,
                      once_per_graph, owned_lvid, source_vertex)
@@ -65,11 +65,8 @@ def bc_sources(graph, sources, seed=0):
             raise InputError(f"--sources must be K, all or a list of vertices, not {sources!r}")
         return draw_vertices(graph, graph.n_ids)      # every vertex, in id order
     if np.ndim(sources) == 0:
-        k = int(sources)
-        if k < 1:
-            raise InputError(f"--sources must be at least 1, got {k}")
-        return draw_vertices(graph, k, seed)
-    sources = [int(s) for s in sources]
+        return draw_vertices(graph, check_count(sources, "--sources", 1), seed)
+    sources = [check_count(s, "--sources") for s in sources]
     for s in sources:
         if not 0 <= s < n:
             raise InputError(f"--sources: vertex {s} is outside the graph (vertices 0..{n - 1})")

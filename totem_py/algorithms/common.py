@@ -10,7 +10,7 @@ import numpy as np
 
 from kernels_cpu.boxes import box_fill, box_scatter
 
-from ..errors import InputError, VerificationError
+from ..errors import InputError, VerificationError, check_count
 from .base import Option
 
 UNVISITED = np.iinfo(np.int32).max      # the level of a vertex no traversal has reached yet
@@ -38,7 +38,8 @@ def source_vertex(graph, source, seed, name):
         raise InputError(f"{name} needs a source vertex but the graph has no vertices")
     if source is None:
         source = default_source(graph, seed)
-    if not 0 <= source < graph.n_vertices:
+    source = check_count(source, "--source")
+    if source >= graph.n_vertices:
         raise InputError(f"--source {source} is outside the graph "
                          f"(vertices 0..{graph.n_vertices - 1})")
     return int(source)

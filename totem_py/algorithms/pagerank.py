@@ -50,13 +50,14 @@ in another order, differ from the reference's near 1e-15).
 """
 
 import math
+import numbers
 
 import numpy as np
 
 from bsp import (EdgeSpan, Message, Mode, Vote, advance, atomic_add, pull, receive,
                  vertex_map, vertex_values)
 
-from ..errors import InputError, VerificationError
+from ..errors import InputError, VerificationError, check_count
 from .base import Algorithm, Option, register
 from .common import as_result, collect, first, once_per_graph, positive_number
 
@@ -318,8 +319,9 @@ class PageRank(Algorithm):
             raise ValueError("PageRank's tolerance must be a positive number")
         if iterations is None:
             iterations = ROUNDS if tol is None else MAX_ROUNDS
-        if iterations < 1:
-            raise ValueError("PageRank needs at least one round")
+        if not isinstance(iterations, numbers.Integral) or iterations < 1:
+            raise ValueError(f"PageRank needs a whole number of rounds, at least one, got "
+                             f"{iterations!r}")
         self.iterations = iterations
         self.damping = damping
         self.tol = tol
@@ -334,8 +336,8 @@ class PageRank(Algorithm):
 
     @classmethod
     def from_options(cls, graph, iterations=None, tol=None, unweighted=False, **_):
-        if iterations is not None and iterations < 1:
-            raise InputError(f"--iterations must be at least 1, got {iterations}")
+        if iterations is not None:
+            check_count(iterations, "--iterations", 1)
         if tol is not None and not 0 < tol < math.inf:
             raise InputError(f"--tol must be a positive number, got {tol}")
         return cls(iterations, tol=tol, n=graph.n_ids,

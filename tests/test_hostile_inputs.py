@@ -1,0 +1,277 @@
+"""Input that is wrong, or right but unusual, gets a clear error or exactly what it says.
+
+Graphs built from arrays (ids outside the graph, a decreasing indptr, short weights, ids that
+would wrap or truncate, an asymmetric "undirected" CSR; the caller's arrays left as they were),
+empty fields in delimited text, weights read as Python's float() reads them, Matrix Market
+fields and shapes, crafted .tcsr files, and option values of the command and of
+totem_py.run. Expected values come from Python's float() and hand-written graphs.
+"""
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import totem_py
+from totem_py import io as tio
+from totem_py.errors import InputError
+from totem_py.graph import Graph
+from totem_py.io import load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def refused(path, line, *words, **options):
+    """Loading `path` raises InputError naming the file and `line`, with `words`."""
+    with pytest.raises(InputError) as info:
+        load(path, **options)
+    message = str(info.value)
+    assert message.startswith(f"{path}:{line}: "), message
+    assert "\n" not in message and all(w in message for w in words), message
+    return message
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "totem_py.run", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_exit_2(proc, *words):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-2000:]
+    assert all(w in lines[0] for w in words), lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------- Graph from arrays
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: Graph(np.array([0, 1, 2, 2]), np.array([1, 3])), "indices[1] is 3"),
+    (lambda: Graph(np.array([0, 1, 2]), np.array([-1, 0])), "indices[0] is -1"),
+    (lambda: Graph(np.array([0, 2, 1, 2]), np.array([1, 0])), "indptr decreases at vertex 1"),
+    (lambda: Graph(np.array([0, 1, 2]), np.array([1, 0]), np.array([1.0])), "1 weights for 2"),
+    (lambda: Graph(np.array([0, 1, 2]), np.array([1.0, 0.0])), "indices must be"),
+    (lambda: Graph(np.array([0.0, 1.5, 2.0]), np.array([1, 0])), "indptr must be"),
+    (lambda: Graph(np.array([0, 1]), np.array([2**32 + 2])), "indices[0] is 4294967298"),
+    (lambda: Graph(np.array([], np.int64), np.array([], np.int64)), "indptr is empty"),
+    (lambda: Graph(np.array([0, 1, 3]), np.array([1, 0])), "from 0 to the 2 edges"),
+    (lambda: Graph(np.array([0, 1, 2]), np.array([1, 0]), np.array(["a", "b"])), "weights"),
+    (lambda: Graph.from_edges([0, 1], [1, 2**32 + 2], 3), "dst[1] is 4294967298"),
+    (lambda: Graph.from_edges([0, 1.5], [1, 2], 3), "src must be a 1-d array of integers"),
+    (lambda: Graph.from_edges([0, 5], [1, 2], 3), "src[1] is 5"),
+    (lambda: Graph.from_edges([0, 1], [1, 2], 3, weights=[1.0]), "1 weights for 2 edges"),
+    (lambda: Graph.from_edges([0, 1], [1], 3), "2 sources for 1 targets"),
+    (lambda: Graph.from_edges([0, 1], [1, 2], 2.5), "n_vertices must be"),
+    (lambda: Graph.from_edges([0, 1], [1, 2], -1), "n_vertices must be"),
+])
+def test_bad_arrays_are_a_value_error_naming_what_is_wrong(make, words):
+    with pytest.raises(ValueError) as info:
+        make()
+    assert words in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Graph(np.array([0, 1, 2, 2]), np.array([1, 2]), directed=False),
+    lambda: Graph.from_edges([0, 1], [1, 2], 3, directed=False),
+    lambda: Graph.from_edges([0, 1], [1, 0], 2, weights=[1.0, 2.0], directed=False),
+    lambda: Graph.from_edges([0, 0, 1], [1, 1, 0], 2, directed=False),
+    lambda: Graph.from_scipy(sp.csr_array(np.array([[0, 1], [0, 0]])), directed=False),
+])
+def test_undirected_needs_every_reverse(make):
+    with pytest.raises(ValueError, match="directed=False, but edge .* has no reverse"):
+        make()
+
+
+def test_undirected_in_any_row_order():
+    # parallel edges of different weights, rows unsorted: symmetric as multisets
+    src, dst = [0, 0, 1, 1, 2, 1], [1, 1, 0, 0, 1, 2]
+    g = Graph.from_edges(src, dst, 3, weights=[1.0, 2.0, 2.0, 1.0, 3.0, 3.0], directed=False)
+    assert not g.directed and g.asymmetry() is None
+    u = Graph.from_edges([2, 0, 1, 1], [1, 1, 0, 2], 3).to_undirected()
+    assert Graph(u.indptr, u.indices, directed=False).n_edges == 8
+
+
+def test_the_callers_arrays_are_left_alone():
+    indptr, indices, weights = np.array([0, 1, 2]), np.array([1, 0]), np.array([1.0, 2.0])
+    g = Graph(indptr, indices, weights)
+    assert indptr.flags.writeable and indices.flags.writeable and weights.flags.writeable
+    indices[0] = 7          # the graph is not the caller's array
+    assert g.indices.tolist() == [1, 0] and not g.indices.flags.writeable
+    h = g.with_weights(weights)
+    assert weights.flags.writeable and not h.weights.flags.writeable
+    src, dst = np.array([0, 1]), np.array([1, 0])
+    Graph.from_edges(src, dst, 2)
+    assert src.flags.writeable and dst.flags.writeable
+
+
+def test_to_scipy_can_be_changed():
+    g = Graph.from_edges([0, 1], [1, 0], 2, weights=[3.0, 4.0])
+    m = g.to_scipy()
+    m.data[0] = 5.0
+    m.indices[0] = 0
+    assert g.weights.tolist() == [3.0, 4.0] and g.indices.tolist() == [1, 0]
+    assert (Graph.from_edges([0], [1], 2).to_scipy() * 2).toarray().tolist() == [[0, 2], [0, 0]]
+
+
+# ---------------------------------------------------------------- empty fields
+
+@pytest.mark.parametrize("name, text, line", [
+    ("a.csv", "0,1,5\n1,2,,200\n", 2),
+    ("b.csv", "0,,1\n", 1),
+    ("c.csv", "0,1\n1,2,\n", 2),
+    ("d.csv", ",0,1\n", 1),
+    ("e.csv", "0 , , 1\n", 1),
+    ("f.txt", "# x\n0,1,\t,2\n", 2),
+    ("g.csv", "6,2,4,,\n", 1),
+    ("h.csv", "6,2,4,5,\n", 1),
+    ("i.csv", "0,1\r\n1,2,\r\n", 2),
+    ("j.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1,,2 3\n", 3),
+    ("k.gr", "p sp 2 1\na 1,,2 3\n", 2),
+])
+def test_an_empty_field_is_an_error_naming_its_line(tmp_path, name, text, line):
+    refused(write(tmp_path, name, text), line, "empty field")
+
+
+def test_one_comma_between_values_is_a_separator(tmp_path):
+    g = load(write(tmp_path, "ok.csv", "0 ,1, 2.5\n1\t,\t0 ,3\n"))
+    assert g.edge_sources().tolist() == [0, 1] and g.indices.tolist() == [1, 0]
+    assert g.weights.tolist() == [2.5, 3.0]
+
+
+# ---------------------------------------------------------------- weights as float() reads them
+
+def hard_decimals(rng, count):
+    """Decimal texts of doubles that need correct rounding: every length of digits, subnormal
+    and near the largest double, halfway cases and long digit strings."""
+    out = []
+    for _ in range(count):
+        x = rng.random()
+        kind = rng.randrange(8)
+        if kind == 0:
+            out.append(repr(x))
+        elif kind == 1:
+            out.append(f"{x * 10 ** rng.randrange(-30, 30):.{rng.randrange(1, 26)}g}")
+        elif kind == 2:
+            out.append(f"{x * 2.0 ** rng.randrange(-1074, 1024):.17g}")
+        elif kind == 3:
+            out.append(f"{rng.randrange(10 ** 25)}.{rng.randrange(10 ** 20):020d}")
+        elif kind == 4:            # between two doubles, at 17 digits and beyond
+            out.append(f"{(x + np.nextafter(x, 2)) / 2:.25e}")
+        elif kind == 5:
+            out.append(f"{rng.randrange(10 ** 18)}e{rng.randrange(-340, 290)}")
+        elif kind == 6:
+            digits = f"{rng.randrange(1, 10 ** 7)}.{rng.randrange(10 ** 6)}"
+            out.append(f"-{digits}e-{rng.randrange(30)}")
+        else:
+            out.append(repr(rng.randrange(2 ** 60) / 2 ** rng.randrange(70)))
+    return out
+
+
+EDGE_CASES = ["2.2250738585072014e-308", "1.7976931348623157e308", "4.9e-324", "5e-324",
+              "2.4703282292062328e-324", "2.4703282292062327e-324", "0.1", "0.30000000000000004",
+              "1e23", "9007199254740993", "8.98846567431158e307", "1e-400", "-0", "+.5", "7.",
+              "1.00000000000000011102230246251565404236316680908203125",
+              "0.000000000000000000000000000000000000000001", "123456789012345678901234567890",
+              "1" + "0" * 300, "2.225073858507201136057409796709131975934819546351645648e-308"]
+
+
+def test_weights_read_exactly_as_float_reads_them(tmp_path, monkeypatch):
+    texts = hard_decimals(random.Random(6), 5000) + EDGE_CASES
+    lines = [f"{k % 97} {k % 89} {t}\n" for k, t in enumerate(texts)]
+    monkeypatch.setattr(tio, "CHUNK_BYTES", 4096)          # many chunks
+    g = load(write(tmp_path, "w.wel", "".join(lines)))
+    order = np.argsort(np.arange(len(texts)) % 97, kind="stable")    # rows keep file order
+    want = np.array([float(t) for t in texts])[order]
+    assert g.n_edges == len(texts)
+    assert np.array_equal(g.weights.view(np.int64), want.view(np.int64))
+
+
+@pytest.mark.parametrize("text, value", [
+    ("2.2250738585072014e-308", 2.2250738585072014e-308),
+    ("1.7976931348623157e308", 1.7976931348623157e308),
+    ("0.1", 0.1), ("3.0000000000000004", 3.0000000000000004),
+    ("943.9948991237769", 943.9948991237769), ("116.15703706526203", 116.15703706526203)])
+def test_extreme_and_ordinary_weights(tmp_path, text, value):
+    g = load(write(tmp_path, "x.txt", f"0 1 {text}\n"))
+    assert g.weights[0] == value and g.weights[0] != 0
+
+
+@pytest.mark.parametrize("text, words, options", [
+    ("1.8e308", "not a finite number", {}),
+    ("1e99999999", "not a finite number", {}),
+    ("-1.5e-30", "negative weight", {"nonnegative": True}),
+    ("-123456789012345678", "negative weight", {"nonnegative": True}),
+])
+def test_a_weight_read_late_is_still_checked_at_its_line(tmp_path, monkeypatch, text, words,
+                                                         options):
+    monkeypatch.setattr(tio, "CHUNK_BYTES", 64)
+    body = "".join(f"{k} {k + 1} 0.{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}{k}9\n"
+                   for k in range(40))
+    path = write(tmp_path, "late.txt", body + f"3 4 {text}\n" + "5 6 7\n5 6 x\n")
+    refused(path, 41, words, f"'{text}'", **options)
+
+
+# ---------------------------------------------------------------- Matrix Market
+
+@pytest.mark.parametrize("value", ["1.5", "1e3", "2.", "abc"])
+def test_mtx_integer_field_takes_integers_only(tmp_path, value):
+    path = write(tmp_path, "i.mtx", "%%MatrixMarket matrix coordinate integer general\n"
+                                    f"% c\n2 2 2\n1 2 -7\n2 1 {value}\n")
+    refused(path, 5, "not an integer", f"'{value}'")
+    g = load(write(tmp_path, "ok.mtx", "%%MatrixMarket matrix coordinate integer general\n"
+                                       "2 2 2\n1 2 -7\n2 1 +12\n"))
+    assert g.weights.tolist() == [-7.0, 12.0]
+
+
+def test_mtx_symmetric_must_be_square(tmp_path):
+    path = write(tmp_path, "s.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
+                                    "%\n3 4 1\n2 1 1.5\n")
+    refused(path, 3, "symmetric", "3 x 4")
+
+
+# ---------------------------------------------------------------- options of totem_py.run
+
+@pytest.mark.parametrize("algorithm, options, words", [
+    ("bfs", dict(trials=0), "--trials must be at least 1, got 0"),
+    ("bfs", dict(trials=2.0), "--trials must be an integer"),
+    ("bfs", dict(threads=0), "--threads must be at least 1, got 0"),
+    ("bfs", dict(source=2.5), "--source must be an integer, got 2.5"),
+    ("sssp", dict(source=np.float64(1.0)), "--source must be an integer"),
+    ("pagerank", dict(iterations=2.5), "--iterations must be an integer, got 2.5"),
+    ("bc", dict(sources=2.5), "--sources must be an integer"),
+    ("bc", dict(sources=[1, 2.5]), "--sources must be an integer"),
+])
+def test_run_refuses_counts_that_are_not_whole(algorithm, options, words):
+    g = totem_py.generate("rmat:5")
+    with pytest.raises(InputError) as info:
+        totem_py.run(g, algorithm, device="emulated", **options)
+    assert words in str(info.value), str(info.value)
+
+
+def test_run_takes_numpy_integers():
+    g = totem_py.generate("rmat:5")
+    r = totem_py.run(g, "pagerank", device="emulated", iterations=np.int32(2),
+                     trials=np.int64(1), threads=np.int64(1), verify=True)
+    assert r.metrics["iterations"] == 2 and r.metrics["verified"]
+    assert totem_py.run(g, "bfs", device="emulated", source=np.int64(3)).metrics["source"] == 3
+
+
+def test_cpu_share_model_on_a_graph_without_edges(tmp_path):
+    path = write(tmp_path, "e.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n")
+    r = totem_py.run(load(path), "bfs", cpu_share="model", device="emulated", verify=True)
+    assert r.metrics["cpu_share"] == 1.0 and "no edges" in r.metrics["cpu_share_model"]["note"]
+    proc = cli("--graph", path, "--cpu-share", "model", "--device", "emulated")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
+    assert "cpu share 1.0" in proc.stdout
