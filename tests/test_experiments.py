@@ -228,7 +228,7 @@ def test_bench_transfer_measures_each_hub_sort(tmp_path):
     out = tmp_path / "transfer.json"
     proc = _run("experiments.bench_transfer", "--graph", "rmat:9", "--device", "emulated",
                 "--algorithms", "bfs,pagerank", "--engines", "filter,zerocopy,auto",
-                "--hub-sort", "degree,hytgraph,off", "--gpu-memory", "20K",
+                "--hub-sort", "degree,hytgraph,off", "--gpu-memory", "40K",
                 "--chunk-bytes", "256", "--trials", "1", "--threads", "1", "--json", str(out))
     data = json.loads(out.read_text())
     assert_provenance(data, proc, "experiments.bench_transfer --graph rmat:9")

@@ -297,8 +297,8 @@ def run_case(path, name, k):
     try:
         totem_py.run(graph, algorithm, device=device, cpu_share=share, verify=True,
                      iterations=3)
-    except InputError as e:                # sssp on negative weights: refused, one line
-        assert algorithm == "sssp" and "non-negative" in str(e), str(e)
+    except InputError as e:     # sssp and weighted pagerank on negative weights: one line
+        assert algorithm in ("sssp", "pagerank") and "non-negative" in str(e), str(e)
     return "verified", graph
 
 
