@@ -445,3 +445,13 @@ def test_csv_output_under_mpirun_matches_one_process(tmp_path):
     lines = [line for r in range(2)
              for line in (tmp_path / f"part{r}.csv").read_text().splitlines()[1:]]
     assert sorted(lines) == sorted(want.splitlines()[1:])
+
+
+def test_per_rank_outputs_naming_one_file_are_refused(tmp_path):
+    """--output with {rank} whose paths lead every rank to one file: exit 2, one line, before
+    the run, nothing written."""
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:8", "--device", "emulated",
+                  "--quiet", "--output", f"{tmp_path}/r{{rank}}/../same.npy", timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    _one_error_line(proc, "same file", "ranks 0 and 1", str(tmp_path / "same.npy"))
+    assert not list(tmp_path.iterdir())

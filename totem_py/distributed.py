@@ -84,6 +84,17 @@ def check_input(args):
                          f"{args.graph} GRAPH{EXTENSION}", args.graph)
 
 
+def check_rank_outputs(args, comm):
+    """--output with `{rank}`: InputError when two ranks' paths lead to one file."""
+    from .run import rank_output
+    paths = comm.allgather(os.path.realpath(rank_output(args, comm.rank)))
+    for r, path in enumerate(paths):
+        if path in paths[:r]:
+            first = paths.index(path)
+            raise InputError(f"--output names the same file {path} for ranks {first} and {r}",
+                             args.output)
+
+
 def default_threads(comm):
     """This rank's share of the node's cores, or every core it may use when already bound."""
     from bsp.mpi import node_place

@@ -203,7 +203,7 @@ def output_files(args, comm):
     from .outputs import Outputs
     named = []
     if per_rank_output(args):
-        named.append(("--output", args.output.replace("{rank}", str(comm.rank))))
+        named.append(("--output", rank_output(args, comm.rank)))
     elif comm.rank == 0:
         named.append(("--output", args.output))
     if comm.rank == 0:
@@ -218,7 +218,7 @@ def write_outputs(outputs, args, result, values, metrics, comm):
         engine = result.engine
         order = np.argsort(engine.local_gvids)
         ids, mine = engine.local_gvids[order], engine.values[order]
-        path = args.output.replace("{rank}", str(comm.rank))
+        path = rank_output(args, comm.rank)
         writers.append(lambda f: save_values(f, path, mine, ids))
     elif comm.rank == 0 and args.output:
         writers.append(lambda f: save_values(f, args.output, values))
@@ -268,6 +268,8 @@ def main(argv=None, comm=None):
         return check_options(args, device)
     share, budget, chunk, cache = agree(comm, options)
     threads = args.threads or (distributed.default_threads(comm) if ranks else None)
+    if ranks and per_rank_output(args):
+        agree(comm, lambda: distributed.check_rank_outputs(args, comm))
     outputs = agree(comm, lambda: output_files(args, comm))
     if args.quiet or not root:      # a missing transfer profile is said once, by rank 0
         from bsp.transfer_model import without_warning
@@ -341,6 +343,11 @@ def verifier(args, cls, ranks):
 def per_rank_output(args):
     """--output naming `{rank}`: every rank writes its own vertices' results there."""
     return bool(args.output) and "{rank}" in args.output
+
+
+def rank_output(args, rank):
+    """The --output path of `rank`."""
+    return args.output.replace("{rank}", str(rank))
 
 
 def compile_ahead(args, device, share, weighted, progress):
