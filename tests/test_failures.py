@@ -563,3 +563,61 @@ def test_disk_full_names_the_reason(tmp_path):
     os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
     line = one_error(inproc("--graph", "rmat:8", "--json", full), 2, "No space left on device")
     assert "None" not in line
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch):
+    import importlib
+    run = importlib.import_module("totem_py.run")
+
+    def interrupt(*args, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(run, "run", interrupt)
+    one_error(inproc("--graph", "rmat:8"), 130, "interrupted")
+
+
+def test_sigterm_while_writing_leaves_no_temporary_file(tmp_path):
+    import signal
+
+    from totem_py.outputs import Outputs
+    from totem_py.run import sigterm_exits
+    target = tmp_path / "out.npy"
+
+    def write(f):
+        f.write(b"partial")
+        os.kill(os.getpid(), signal.SIGTERM)
+        f.write(b"more")
+    with pytest.raises(SystemExit) as stop, sigterm_exits():
+        Outputs([("--output", target)]).write([write])
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_long_output_names_are_checked_before_the_run(tmp_path):
+    """A name within NAME_MAX is written (its temporary file's name fits too); a longer one is
+    refused before the graph is read."""
+    longest = os.pathconf(tmp_path, "PC_NAME_MAX")
+    ok = tmp_path / ("n" * (longest - 10) + ".npy")
+    assert inproc("--graph", "rmat:8", "--output", ok).returncode == 0
+    assert np.load(ok).size == 256 and sorted(tmp_path.iterdir()) == [ok]
+    long = tmp_path / ("n" * longest + ".npy")
+    one_error(inproc("--graph", tmp_path / "missing.txt", "--output", long), 2,
+              "File name too long")
+
+
+def test_a_short_write_names_its_reason(tmp_path):
+    """A file that cannot grow (here RLIMIT_FSIZE; a full disk alike) gets the system's reason,
+    not NumPy's "N requested and M written", and leaves no temporary file."""
+    code = ("import resource, signal, sys, numpy as np\n"
+            "from totem_py.errors import InputError\n"
+            "from totem_py.outputs import Outputs\n"
+            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+            "try:\n"
+            "    Outputs([('--output', sys.argv[1])]).write([lambda f: np.save(f, np.zeros(9999))])\n"
+            "except InputError as exc:\n"
+            "    print(exc)\n")
+    out = tmp_path / "big.npy"
+    proc = subprocess.run([sys.executable, "-c", code, out], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert os.strerror(27) in proc.stdout and "requested" not in proc.stdout, proc
+    assert list(tmp_path.iterdir()) == []

@@ -60,10 +60,10 @@ class Outputs:
                 if not _in_place(path, st):
                     current = path
                     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real), suffix=".tmp",
-                                               prefix=f".{os.path.basename(real)}.")
+                                               prefix=_temporary_prefix(real))
                     temporaries.append((tmp, real, st))
                     with os.fdopen(fd, "wb") as f:
-                        write(f)
+                        write(_Stream(f))
             for (path, real, st), write in jobs:
                 if _in_place(path, st):
                     current = path
@@ -117,6 +117,13 @@ def _check(path, inputs):
     return real, st
 
 
+def _temporary_prefix(real):
+    """`.NAME.` (the temporary file is `.NAME.XXXXXXXX.tmp`), or `.totem.` where NAME is too
+    long for that to be a valid file name."""
+    name = os.path.basename(real)
+    return f".{name}." if len(os.fsencode(name)) <= 200 else ".totem."
+
+
 def _in_place(path, st):
     """Devices and pipes (and /dev/stdout, /proc/self/fd/N, whatever they lead to) are written
     into, never replaced."""
@@ -125,9 +132,10 @@ def _in_place(path, st):
 
 
 class _Stream:
-    """A device or pipe as a writer sees it: a file object that can only `write`. np.save then
-    writes an array in chunks through it, instead of handing the descriptor to `tofile`, which
-    asks for the file position (a pipe has none: it failed after the 128-byte header)."""
+    """A file as a writer sees it: a file object that can only `write`. np.save then writes an
+    array in chunks through it, instead of handing the descriptor to `tofile`, which asks for
+    the file position (a pipe has none: it failed after the 128-byte header) and reports a
+    short write without its reason (a full disk)."""
 
     def __init__(self, f):
         self._f = f

@@ -6,10 +6,13 @@ command runs across the ranks (totem_py.distributed).
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -465,7 +468,8 @@ def cli(argv=None):
     across the ranks."""
     if launched_ranks() != 1:
         from .distributed import cli as mpi_cli
-        return mpi_cli(argv, single=_cli)
+        with sigterm_exits():
+            return mpi_cli(argv, single=_cli)
     return _cli(argv)
 
 
@@ -477,20 +481,42 @@ def exit_code(command, argv=None):
     """Run `command(argv)` as a command: its return value, or 2 with one line for bad input, 3
     for a failed verification, 1 for anything else (a traceback with TOTEM_DEBUG=1)."""
     try:
-        return command(argv)
+        with sigterm_exits():
+            return command(argv)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except VerificationError as exc:
         print(f"verification failed: {exc}", file=sys.stderr)
         return 3
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
         return 1
     except Exception as exc:
         if os.environ.get("TOTEM_DEBUG"):
             raise
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def sigterm_exits():
+    """SIGTERM raises SystemExit(143) meanwhile, so that `finally` blocks (the temporary files
+    of totem_py/outputs.py) run before the process ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
