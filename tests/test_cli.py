@@ -205,3 +205,13 @@ def test_gpu_cache_option(tmp_path):
     for bad, words in (("lots", "cannot read 'lots'"), ("-1024", "at least 0")):
         proc = run_cli("--graph", "tests/data/tiny.txt", "--gpu-cache", bad, "--quiet")
         assert_usage_error(proc, "--gpu-cache", words)
+
+
+def test_version_and_defaults_in_help():
+    from totem_py import __version__
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"totem_py {__version__}", proc.stderr
+    text = " ".join(run_cli("--help").stdout.split())
+    for shown in ("LOW or RAND (default HIGH)", "partitions (default 1)",
+                  "small graphs only) (default auto)", "(default 32M)"):
+        assert shown in text

@@ -77,9 +77,21 @@ def parse_bytes(text, option="--gpu-memory", least=0):
     return int(value)
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Each option's default after its help, unless the help says it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return text + " (default %(default)s)"
+
+
 def build_parser():
-    p = _Parser(prog="python -m totem_py.run",
+    from . import __version__
+    p = _Parser(prog="python -m totem_py.run", formatter_class=_Formatter,
                 description="Run a graph algorithm split between the CPU and GPU partitions.")
+    p.add_argument("--version", action="version", version=f"totem_py {__version__}")
     p.add_argument("--graph", default=DEFAULT_GRAPH,
                    help="file (.txt/.el/.csv/.wel/.mtx/.gr/.npz, .gz ok) or rmat:SCALE[:EF] / "
                         f"uniform:SCALE[:EF] (default {DEFAULT_GRAPH})")
