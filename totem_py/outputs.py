@@ -63,12 +63,12 @@ class Outputs:
                                                prefix=_temporary_prefix(real))
                     temporaries.append((tmp, real, st))
                     with os.fdopen(fd, "wb") as f:
-                        write(_Stream(f))
+                        write(_File(f))
             for (path, real, st), write in jobs:
                 if _in_place(path, st):
                     current = path
                     with _open_in_place(path, st) as f:
-                        write(_Stream(f))
+                        write(_File(f))
             umask = os.umask(0)
             os.umask(umask)
             for tmp, real, st in temporaries:
@@ -132,16 +132,24 @@ def _in_place(path, st):
 
 
 class _Stream:
-    """A file as a writer sees it: a file object that can only `write`. np.save then writes an
-    array in chunks through it, instead of handing the descriptor to `tofile`, which asks for
-    the file position (a pipe has none: it failed after the 128-byte header) and reports a
-    short write without its reason (a full disk)."""
+    """A device or pipe as a writer sees it: a file object that can only `write`. np.save then
+    writes an array in chunks through it, instead of handing the descriptor to `tofile`, which
+    asks for the file position (a pipe has none: it failed after the 128-byte header)."""
 
     def __init__(self, f):
         self._f = f
 
     def write(self, data):
         return self._f.write(data)
+
+
+class _File(_Stream):
+    """A regular file as a writer sees it: the whole file object (np.savez seeks in it), yet
+    not one that np.save hands to `tofile`, which reports a short write (a full disk) as "N
+    requested and M written", without its reason."""
+
+    def __getattr__(self, name):
+        return getattr(self._f, name)
 
 
 def _open_in_place(path, st):
