@@ -613,7 +613,8 @@ def test_a_short_write_names_its_reason(tmp_path):
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
             "try:\n"
-            "    Outputs([('--output', sys.argv[1])]).write([lambda f: np.save(f, np.zeros(9999))])\n"
+            "    out = Outputs([('--output', sys.argv[1])])\n"
+            "    out.write([lambda f: np.save(f, np.zeros(9999))])\n"
             "except InputError as exc:\n"
             "    print(exc)\n")
     out = tmp_path / "big.npy"
