@@ -1,17 +1,14 @@
-"""Graph generators (Graph500 R-MAT, uniform random) and the CSR cleanup they need.
+"""Graph generators (Graph500 R-MAT, uniform random) and the weights of generated edges.
 
 Every edge draws its random numbers from its own stream, started from a hash (SplitMix64's
 finaliser) of (seed, edge index), never from a per-thread stream, so a graph depends on its seed
-only, not on the thread count.
-The degree count is parallel (atomic adds); the scatter is `parse.scatter_rows`, serial: on few
-cores a serial pass beats atomic slot claims, and rows come out in edge order, deterministically.
+only, not on the thread count. The generated edges become a CSR in kernels_cpu/buckets.py.
 Graphs of at most jit.SMALL_GRAPH edges take every kernel's serial form (`graph_kernel`).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add
 from .jit import graph_kernel
 from .sorting import sort_range
 
@@ -111,16 +108,6 @@ def uniform_edges(n_vertices, seed, src, dst, first=0):
         dst[i] = y % n
 
 
-@graph_kernel("src")
-def count_rows(src, dst, mirror, counts):
-    """counts[u + 1] += out-degree of u; with mirror, (u, v) also counts as (v, u) unless u == v
-    (the counts `parse.scatter_rows` fills)."""
-    for e in prange(src.size):
-        atomic_add(counts, src[e] + 1, 1)
-        if mirror and src[e] != dst[e]:
-            atomic_add(counts, dst[e] + 1, 1)
-
-
 @graph_kernel("indices")
 def sort_dedup_rows(indptr, indices, counts, first=0):
     """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
@@ -137,16 +124,6 @@ def sort_dedup_rows(indptr, indices, counts, first=0):
                 row[k] = v
                 k += 1
         counts[u + 1] = k
-
-
-@graph_kernel("indices")
-def compact_rows(indptr, indices, new_indptr, out):
-    """Copy the kept front of every row into the compact array."""
-    for u in prange(indptr.size - 1):
-        start = indptr[u]
-        dest = new_indptr[u]
-        for i in range(new_indptr[u + 1] - dest):
-            out[dest + i] = indices[start + i]
 
 
 @njit(nogil=True, cache=True)
