@@ -471,23 +471,34 @@ def check_degrees(degree, ids=None):
                          f"edges: the partitioner supports degrees below 2**31")
 
 
+def check_codes(n_codes):
+    """An InputError if a partition and its ghosts have 2**32 vertices or more (a view's table
+    holds a code in 32 bits)."""
+    if n_codes > _k.CODE_MASK:
+        raise InputError(f"a partition with its ghosts has {n_codes} vertices: the partitioner "
+                         f"supports fewer than 2**32")
+
+
 def _build_views(plan, g):
     n = g.n_vertices
     idx_dtype = index_dtype(n)
     mark = np.zeros(n, dtype=np.uint8)
     degree = np.diff(g.indptr)
-    # the rows' sort key, -degree, in 4 bytes (half the cache lines per lookup of 8 bytes);
-    # plan_sort_rows packs it with a position in one int64
     check_degrees(degree)
+    # per vertex: its sort key (by degree) and its code in the partition being built
+    table = np.empty(n, dtype=np.int64)
+    _k.plan_keys(degree, table)
+    order = np.concatenate(plan.gvids)
+    part_ptr = np.concatenate([[0], np.cumsum([v.size for v in plan.gvids])]).astype(np.int64)
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
+        _k.plan_codes(table, gvids, 0)
         # ghosts grouped by owner, each group in the owner's local order (its inbox is then
         # walked in order): each owner's vertices filtered by the marks, no sort
-        groups = [members[mark[members] != 0] for members in plan.gvids]
-        ghosts = np.concatenate(groups)
-        mark[ghosts] = 0
-        ghost_ptr = np.concatenate([[0], np.cumsum([grp.size for grp in groups])])
+        ghost_ptr = np.empty(len(plan.gvids) + 1, dtype=np.int64)
+        ghosts = _k.plan_ghosts(mark, order, part_ptr, table, gvids.size, ghost_ptr)
+        check_codes(gvids.size + ghosts.size)
         indptr = np.zeros(gvids.size + 1, dtype=np.int64)
         _k.plan_row_degrees(g.indptr, gvids, indptr)
         np.cumsum(indptr, out=indptr)
@@ -496,14 +507,8 @@ def _build_views(plan, g):
         indices = np.empty(int(indptr[-1]), dtype=local_dtype)
         has_w = g.weights is not None
         weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
-        code = np.empty(n, dtype=local_dtype)     # only the rows' targets are ever read
-        code[gvids] = np.arange(gvids.size)
-        code[ghosts] = np.arange(gvids.size, gvids.size + ghosts.size)
-        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, code,
+        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, table,
                      gvids.size, indptr, indices, weights)
-        _k.plan_sort_rows(indptr, indices, weights, has_w,
-                          -np.concatenate([degree[gvids], degree[ghosts]]).astype(np.int32),
-                          gvids.size)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land

@@ -195,7 +195,7 @@ def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
 
 
 def test_sort_by_high_word_equals_a_sort_of_key_and_position():
-    """plan_sort_rows's sort of (key, position) pairs: NumPy's order of the packed values, for
+    """plan_fill's sort of (key, position) pairs: NumPy's order of the packed values, for
     ranges below and above RADIX, negative and positive keys, many ties or none, in place
     between untouched neighbours."""
     from kernels_cpu.sorting import RADIX, sort_by_high_word
