@@ -226,3 +226,27 @@ def test_threaded_searchsorted_equals_numpy():
                 assert np.array_equal(searchsorted(a, v), np.searchsorted(a, v))
     finally:
         numba.set_num_threads(before)
+
+
+def test_partition_orders_against_numpy():
+    """kernels_cpu/order.py, both forms: the serpentine deal against its definition, sorted_ids
+    against np.sort, prefix_reaching against np.searchsorted of the cumulative sums, take."""
+    from kernels_cpu import order
+    from partitioners.plan import serpentine
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 5, 1000):
+        items = rng.permutation(3 * n + 1)[:n]
+        for form in ("serial", "parallel"):
+            for parts in (1, 2, 3, 7):
+                dealt, ptr = getattr(order.serpentine_deal, form)(items, parts)
+                part = serpentine(n, parts)
+                for k in range(parts):
+                    assert np.array_equal(dealt[ptr[k]:ptr[k + 1]], items[part == k])
+            values = rng.integers(0, 9, n)
+            for target in (0.5, 1, values.sum() / 3, values.sum(), values.sum() + 1):
+                want = int(np.searchsorted(np.cumsum(values), target)) + 1
+                assert getattr(order.prefix_reaching, form)(values, target) == want
+            idx = rng.integers(0, max(n, 1), n)
+            assert np.array_equal(getattr(order.take, form)(items, idx), items[idx])
+        for ids in (items, items[:n // 20]):
+            assert np.array_equal(order.sorted_ids(ids), np.sort(ids))
