@@ -180,6 +180,76 @@ def gather_buckets(bucket_ptr, kept, keys, indptr, shift, out):
             out[d + i] = keys[a + i]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _home(u, bounds):
+    """h with bounds[h] <= u < bounds[h + 1] (bounds ascending)."""
+    a, b = 0, bounds.size - 1
+    while b - a > 1:
+        m = (a + b) // 2
+        if bounds[m] <= u:
+            a = m
+        else:
+            b = m
+    return a
+
+
+@graph_kernel("src")
+def count_home_buckets(src, dst, mirror, bounds, base, shift, hist):
+    """hist[base[h] + ((u - bounds[h]) >> shift)] += 1 for the row u of every entry (src[e],
+    dst[e]), and with `mirror` of (dst[e], src[e]) unless a self-loop; h is u's home block
+    (bounds[h] <= u < bounds[h + 1]): how many entries each home's buckets get."""
+    nb = hist.size
+    pieces = max(1, min(BUCKET_PIECES, src.size // max(4 * nb, 1)))
+    step = -(-src.size // pieces)
+    at = np.zeros((pieces, nb), np.int64)
+    for c in prange(pieces):
+        mine = np.zeros(nb, np.int64)
+        for e in range(c * step, min(src.size, (c + 1) * step)):
+            u, v = src[e], dst[e]
+            h = _home(u, bounds)
+            mine[base[h] + ((u - bounds[h]) >> shift)] += 1
+            if mirror and u != v:
+                h = _home(v, bounds)
+                mine[base[h] + ((v - bounds[h]) >> shift)] += 1
+        at[c] = mine
+    for b in prange(nb):
+        for c in range(pieces):
+            hist[b] += at[c, b]
+
+
+@graph_kernel("rows")
+def place_entries(rows, targets, first, shift, bits, cursor, keys):
+    """Entries (rows[e], targets[e]) of rows first.. into their buckets (2**shift rows each) of
+    `keys`, as `bucket_entries` packs them: bucket b's next free slot is cursor[b], which
+    advances. Runs of the entries are placed at once, each run's entries of a bucket after
+    those of the runs before it."""
+    nb = cursor.size
+    pieces = max(1, min(BUCKET_PIECES, rows.size // max(4 * nb, 1)))
+    step = -(-rows.size // pieces)
+    mask = (1 << shift) - 1
+    at = np.zeros((pieces, nb), np.int64)
+    for c in prange(pieces):
+        mine = np.zeros(nb, np.int64)
+        for e in range(c * step, min(rows.size, (c + 1) * step)):
+            mine[(rows[e] - first) >> shift] += 1
+        at[c] = mine
+    for b in prange(nb):
+        total = cursor[b]
+        for c in range(pieces):
+            k = at[c, b]
+            at[c, b] = total
+            total += k
+        cursor[b] = total
+    for c in prange(pieces):
+        mine = at[c].copy()
+        for e in range(c * step, min(rows.size, (c + 1) * step)):
+            u = np.int64(rows[e]) - first
+            b = u >> shift
+            p = mine[b]
+            mine[b] = p + 1
+            keys[p] = ((u & mask) << bits) | np.int64(targets[e])
+
+
 class Buckets(NamedTuple):
     """Entries grouped by buckets of rows (`bucket_entries`), for `sorted_csr`."""
     bucket_ptr: np.ndarray
@@ -189,6 +259,19 @@ class Buckets(NamedTuple):
     first: int
     n_rows: int
     dtype: np.dtype
+
+
+@njit(nogil=True, cache=True)
+def gather_buckets_in_place(bucket_ptr, kept, keys, indptr, shift, out):
+    """gather_buckets into `out`, a view of the keys' own memory as the indices' type (of at
+    most 8 bytes): bucket after bucket, front to back, each item read before any write reaches
+    it (an item's destination is never past its source, and the destination type is no wider)."""
+    for b in range(bucket_ptr.size - 1):
+        a = bucket_ptr[b]
+        d = indptr[b << shift]
+        for i in range(kept[b]):
+            v = keys[a + i]
+            out[d + i] = v
 
 
 def bucketed(src, dst, n_rows, bits, mirror=False, first=0):
@@ -202,14 +285,20 @@ def bucketed(src, dst, n_rows, bits, mirror=False, first=0):
     return Buckets(bucket_ptr, keys, shift, bits, first, n_rows, dst.dtype)
 
 
-def sorted_csr(buckets):
+def sorted_csr(buckets, in_place=False):
     """(indptr, indices) of the bucketed entries' rows: each row sorted, without repeats or
-    self-loops; indices of the targets' dtype. Consumes the buckets' keys."""
+    self-loops; indices of the targets' dtype. Consumes the buckets' keys. `in_place`: indices
+    is the front of the keys' own memory (one array of 8 bytes per entry at any time instead
+    of that and the indices; the gather is then serial)."""
     bucket_ptr, keys, shift, bits, first, n_rows, dtype = buckets
     counts = np.zeros(n_rows + 1, np.int64)
     kept = np.empty(bucket_ptr.size - 1, np.int64)
     sort_buckets(bucket_ptr, keys, shift, first, bits, counts, kept)
     indptr = np.cumsum(counts, out=counts)
+    if in_place:
+        indices = keys.view(dtype)
+        gather_buckets_in_place(bucket_ptr, kept, keys, indptr, shift, indices)
+        return indptr, indices[:indptr[-1]]
     indices = np.empty(int(indptr[-1]), dtype)
     gather_buckets(bucket_ptr, kept, keys, indptr, shift, indices)
     return indptr, indices

@@ -10,7 +10,6 @@ import numpy as np
 from numba import njit, prange
 
 from .jit import graph_kernel
-from .sorting import sort_range
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -106,36 +105,6 @@ def uniform_edges(n_vertices, seed, src, dst, first=0):
         y = mix64(x + _GOLDEN)
         src[i] = x % n
         dst[i] = y % n
-
-
-@graph_kernel("indices")
-def sort_dedup_rows(indptr, indices, counts, first=0):
-    """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
-    counts[u + 1] = the kept length. Row u is vertex first + u (a rank's block of rows)."""
-    for u in prange(indptr.size - 1):
-        start = indptr[u]
-        stop = indptr[u + 1]
-        row = indices[start:stop]
-        sort_range(indices, start, stop)
-        k = 0
-        for i in range(stop - start):
-            v = row[i]
-            if v != first + u and (k == 0 or v != row[k - 1]):
-                row[k] = v
-                k += 1
-        counts[u + 1] = k
-
-
-@njit(nogil=True, cache=True)
-def compact_rows_inplace(indptr, indices, new_indptr):
-    """compact_rows into `indices` itself: rows only move towards the front, one after another."""
-    for u in range(indptr.size - 1):
-        start = indptr[u]
-        dest = new_indptr[u]
-        if dest == start:
-            continue
-        for i in range(new_indptr[u + 1] - dest):
-            indices[dest + i] = indices[start + i]
 
 
 @graph_kernel("indices")

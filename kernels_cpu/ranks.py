@@ -11,7 +11,6 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add
 
 THREADED_SEARCH = 1 << 20   # searchsorted over at least this many keys runs on threads
 
@@ -142,21 +141,6 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
                 if targets:
                     out_targets[mine[k]] = u
                 mine[k] += 1
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def count_entries(rows, first, counts):
-    """counts[u - first + 1] += 1 for every row u in `rows`."""
-    for e in prange(rows.size):
-        atomic_add(counts, rows[e] - first + 1, 1)
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def scatter_entries(rows, targets, first, fill, out):
-    """out[fill[u - first]] = v for every entry (u, v), fill advanced: the rows' entries in no
-    particular order (the caller sorts each row)."""
-    for e in prange(rows.size):
-        out[atomic_add(fill, rows[e] - first, 1)] = targets[e]
 
 
 @njit(nogil=True, cache=True)
