@@ -65,6 +65,48 @@ def degree_order(degree, descending):
     return out
 
 
+RADIX_BITS = 11     # bits of the key per pass of key_order
+
+
+@graph_kernel("keys")
+def key_order(keys, bits):
+    """The positions of `keys` (non-negative integers below 2**bits) by key, ties by position:
+    np.argsort(keys, kind="stable"), by a least-significant-digit radix sort, RADIX_BITS bits a
+    pass, each pass a parallel counting sort (ORDER_PIECES runs)."""
+    n = keys.size
+    order = np.arange(n)
+    if n == 0:
+        return order
+    spare = np.empty(n, np.int64)
+    passes = max(1, -(-bits // RADIX_BITS))
+    width = 1 << RADIX_BITS
+    mask = width - 1
+    pieces = _pieces(n, width)
+    step = -(-n // pieces)
+    at = np.zeros((pieces, width), np.int64)
+    for k in range(passes):
+        shift = k * RADIX_BITS
+        for c in prange(pieces):
+            mine = np.zeros(width, np.int64)
+            for i in range(c * step, min(n, (c + 1) * step)):
+                mine[(keys[order[i]] >> shift) & mask] += 1
+            at[c] = mine
+        total = 0
+        for d in range(width):
+            for c in range(pieces):
+                m = at[c, d]
+                at[c, d] = total
+                total += m
+        for c in prange(pieces):
+            mine = at[c].copy()
+            for i in range(c * step, min(n, (c + 1) * step)):
+                d = (keys[order[i]] >> shift) & mask
+                spare[mine[d]] = order[i]
+                mine[d] += 1
+        order, spare = spare, order
+    return order
+
+
 @graph_kernel("items")
 def serpentine_deal(items, parts):
     """`items` dealt to `parts` parts in serpentine order (0, 1, .., parts-1, parts-1, .., 0,
@@ -107,6 +149,22 @@ def _compact_marked(mark, out):
                 out[at] = i
                 at += 1
                 mark[i] = 0
+
+
+def marked(mark):
+    """The positions whose mark is set, ascending (np.flatnonzero(mark)), the marks cleared."""
+    out = np.empty(int(np.count_nonzero(mark)), np.int64)
+    _compact_marked(mark, out)
+    return out
+
+
+@graph_kernel("ids")
+def pair_keys(high, low, ids):
+    """high[ids[i]] << 32 | low[ids[i]] (both non-negative, low below 2**32), as int64s."""
+    out = np.empty(ids.size, np.int64)
+    for i in prange(ids.size):
+        out[i] = (np.int64(high[ids[i]]) << 32) | np.int64(low[ids[i]])
+    return out
 
 
 @graph_kernel("ids")
@@ -173,3 +231,10 @@ def set_value(table, ids, value):
     """table[ids[i]] = value."""
     for i in prange(ids.size):
         table[ids[i]] = value
+
+
+@graph_kernel("ids")
+def put(table, ids, values):
+    """table[ids[i]] = values[i]."""
+    for i in prange(ids.size):
+        table[ids[i]] = values[i]

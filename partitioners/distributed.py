@@ -51,10 +51,11 @@ from mpi4py import MPI
 from bsp.errors import InputError, check_memory
 from bsp.mpi import _mpi_type, complete
 from kernels_cpu import buckets as _kb
+from kernels_cpu import order as _ko
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
 
-from .plan import _split, check_degrees, check_options, hub_product
+from .plan import _split, by_degree, check_degrees, check_options, hub_product
 from .ranks import ByGvid, GraphSummary, RankPlan, boundary_tables, local_views
 
 ROUND_BYTES = 1 << 22       # what a rank sends in one round of a shuffle, to all ranks together
@@ -137,8 +138,8 @@ def alltoallv(comm, arrays, counts):
 
 def by_rank(ranks, size, *arrays):
     """`arrays` reordered by the rank each item goes to (stably), and the counts per rank."""
-    order = np.argsort(ranks.astype(np.uint16 if size < 2 ** 16 else np.int64), kind="stable")
-    return [a[order] for a in arrays], np.bincount(ranks, minlength=size)
+    order = _ko.degree_order(ranks, False)
+    return [_ko.take(a, order) for a in arrays], np.bincount(ranks, minlength=size)
 
 
 def agreed(comm, fn, *args):
@@ -448,7 +449,9 @@ def deal(comm, degree):
     the whole graph (out-degree order, highest first, ties by id; serpentine), from `degree`, the
     block's out-degrees, and every rank's degree histogram. Collective."""
     size, r = comm.size, comm.rank
-    values, counts = np.unique(degree, return_counts=True)
+    counts = np.bincount(degree)
+    values = np.flatnonzero(counts)
+    counts = counts[values]
     hists = comm.allgather((values, counts))
     every = np.unique(np.concatenate([v for v, _ in hists]))             # ascending
     table = np.zeros((size, every.size), np.int64)
@@ -457,11 +460,12 @@ def deal(comm, degree):
     total = table.sum(axis=0)
     higher = np.cumsum(total[::-1])[::-1] - total       # vertices of a higher degree
     mine_higher = np.cumsum(table[r, ::-1])[::-1] - table[r]
-    k = np.searchsorted(every, degree)
-    order = np.argsort(-degree, kind="stable")          # the block by degree, ties by id
+    # per distinct degree: the vertices before this block's first one of that degree
+    before = np.zeros(int(every[-1]) + 1 if every.size else 0, np.int64)
+    before[every] = higher + table[:r, :].sum(axis=0) - mine_higher
     place = np.empty(degree.size, np.int64)
-    place[order] = np.arange(degree.size)
-    place += higher[k] + table[:r, :].sum(axis=0)[k] - mine_higher[k]
+    _ko.set_positions(place, by_degree(degree))         # the block by degree, ties by id
+    place += _ko.take(before, degree)
     rank = place % size
     odd = (place // size) % 2 == 1
     rank[odd] = size - 1 - rank[odd]
@@ -522,8 +526,9 @@ def _ship_rows(comm, rows, owner, members, bounds, places):
                              length, out_ids, out_w if has_w else _NO_W)
     cuts = np.linspace(0, indptr.size - 1, SHIP_PIECES + 1).astype(np.int64)
     for a, b in zip(cuts[:-1], cuts[1:]):
-        which = [(a + np.flatnonzero(owner[a:b] == d)).astype(np.int32)
-                 for d in range(comm.size)]
+        grouped, by_dest = by_rank(owner[a:b], comm.size, np.arange(a, b, dtype=np.int32))
+        ends = np.cumsum(by_dest)
+        which = [grouped[0][e - k:e] for e, k in zip(ends, by_dest)]
         counts = [int((indptr[w + 1] - indptr[w]).sum()) for w in which]
         state = np.zeros((comm.size, 2), np.int64)
 
@@ -552,23 +557,23 @@ class _Layout:
         self.length = length
         pos = _kr.searchsorted(members, np.concatenate([plan.gvids[p] for p in plan.local_pids]))
         self.indptr = np.zeros(pos.size + 1, np.int64)
-        np.cumsum(length[pos], out=self.indptr[1:])
+        np.cumsum(_ko.take(length, pos), out=self.indptr[1:])
         self.dest = np.empty(members.size, np.int64)
-        self.dest[pos] = self.indptr[:-1]
+        _ko.put(self.dest, pos, self.indptr[:-1])
         total = int(self.indptr[-1])
         bucket = np.empty(members.size, np.int16)
-        bucket[pos] = np.minimum(self.indptr[:-1] * STAGES // max(total, 1), STAGES - 1)
+        _ko.put(bucket, pos, np.minimum(self.indptr[:-1] * STAGES // max(total, 1), STAGES - 1))
         del pos
-        self.buckets = [np.flatnonzero(bucket == k) for k in range(STAGES)]
+        # the buckets' rows one bucket after another, each bucket's in id order (as they arrive)
+        order = _ko.degree_order(bucket, False)
+        ends = np.cumsum(np.bincount(bucket, minlength=STAGES))
         del bucket
+        self.buckets = [order[e - k:e] for e, k in zip(ends, np.diff(ends, prepend=0))]
+        sizes = _ko.take(length, order)
+        staged = np.cumsum(sizes)
         self.stage_at = np.empty(members.size, np.int64)
-        self.stage_ends = []
-        at = 0
-        for rows in self.buckets:       # a bucket's rows in id order, as they arrive
-            sizes = length[rows]
-            self.stage_at[rows] = at + np.cumsum(sizes) - sizes
-            at += int(sizes.sum())
-            self.stage_ends.append(at)
+        _ko.put(self.stage_at, order, staged - sizes)
+        self.stage_ends = [int(staged[e - 1]) if e else 0 for e in ends]
         self.ids, self.stage = np.empty(total, dtype), small_pages(total, dtype)
         self.weights = np.empty(total) if weighted else None
         self.stage_w = small_pages(total, np.float64) if weighted else None
@@ -590,7 +595,8 @@ def _lookup(comm, gvids, bounds, columns):
     counts = np.diff(np.searchsorted(gvids, bounds))
     (asked,), got = alltoallv(comm, [gvids], counts)
     asked -= bounds[comm.rank]
-    answers = np.column_stack([c[asked] for c in columns]).astype(columns[1].dtype).reshape(-1)
+    answers = np.column_stack([_ko.take(c, asked) for c in columns]).astype(
+        columns[1].dtype).reshape(-1)
     (answers,), _ = alltoallv(comm, [answers], got * len(columns))
     return answers.reshape(-1, len(columns))
 
@@ -604,22 +610,23 @@ def _build(comm, plan, layout, members, mine, bounds, directory):
     n = plan.graph.n_vertices
     mark = np.zeros(n, np.uint8)
     _kr.mark_targets(ids, mark)
-    mark[members] = 0
-    remote = np.flatnonzero(mark)
+    _ko.set_value(mark, members, 0)
+    remote = _ko.marked(mark)
     del mark
     answers = _lookup(comm, remote, bounds, directory)
     # members and remote vertices, both ascending and disjoint, merged by id
-    at_m = np.arange(members.size) + np.searchsorted(remote, members)
-    at_r = np.arange(remote.size) + np.searchsorted(members, remote)
+    at_m = np.arange(members.size) + _kr.searchsorted(remote, members)
+    at_r = np.arange(remote.size) + _kr.searchsorted(members, remote)
     known = []          # (gvid, pid, lvid, degree), all of the local ids' type
     for m, r in zip([members] + list(mine), [remote] + list(answers.T)):
         k = np.empty(members.size + remote.size, answers.dtype)
-        k[at_m], k[at_r] = m, r
+        _ko.put(k, at_m, m)
+        _ko.put(k, at_r, np.ascontiguousarray(r))
         known.append(k)
     gvid = known[0]
     del answers, at_m, at_r, remote
     where = np.empty(n, dtype=np.int32 if gvid.size <= np.iinfo(np.int32).max else np.int64)
-    where[gvid] = np.arange(gvid.size, dtype=where.dtype)
+    _ko.set_positions(where, gvid)
     _kr.rename(ids, where)
     del where
     parts = [(p, plan.gvids[p]) for p in plan.local_pids]
@@ -713,11 +720,14 @@ def plan_ranks(comm, share, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, hub_
     pid, lvid = np.empty(members.size, np.int32), np.empty(members.size, idx)
     for p in plan.local_pids:
         at = _kr.searchsorted(members, plan.gvids[p])
-        pid[at], lvid[at] = p, np.arange(at.size)
+        _ko.set_value(pid, at, p)
+        _ko.set_positions(lvid, at)
     (g, p_home, l_home), _ = alltoallv(comm, [members, pid, lvid],
                                        np.diff(np.searchsorted(members, share.bounds)))
     dir_pid, dir_lvid = np.empty(hi - lo, np.int32), np.empty(hi - lo, idx)
-    dir_pid[g - lo], dir_lvid[g - lo] = p_home, l_home
+    g -= lo
+    _ko.put(dir_pid, g, p_home)
+    _ko.put(dir_lvid, g, l_home)
     del g, p_home, l_home
     for view in views:
         directory = (dir_pid, dir_lvid, {"out": out_degree, "in": in_degree,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
@@ -158,11 +159,12 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         rows, w = ids[a:b], weights[a:b] if has_w else no_w
         local_rows = np.arange(n_local)
         boundary = _k.plan_mark_remote(ptr, rows, local_rows, pid_k, pid, mark)
-        ghosts = np.flatnonzero(mark)
-        mark[ghosts] = 0
-        ghosts = ghosts[np.lexsort((lvid_k[ghosts], pid_k[ghosts]))]   # by owner, in its order
-        counts = np.bincount(pid_k[ghosts], minlength=n_partitions)
-        ghost_ptr = np.concatenate([[0], np.cumsum(counts)])
+        ghosts = _o.marked(mark)
+        key = _o.pair_keys(pid_k, lvid_k, ghosts)       # by owner, in its order
+        by = _o.key_order(key, 32 + max(1, n_partitions - 1).bit_length())
+        ghosts = _o.take(ghosts, by)
+        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << 32)
+        counts = np.diff(ghost_ptr)
         check_codes(n_local + ghosts.size)
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
         _k.plan_codes(table, _kr.searchsorted(gvid, gvids), 0)
@@ -170,9 +172,9 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         _k.plan_fill(ptr, rows, w, has_w, local_rows, table, n_local, ptr, rows, w)
         rows = rows.astype(local_dtype, copy=False)
         views.append(LocalView(ptr, rows, w if has_w else None, n_local,
-                               gvid[ghosts].astype(index_dtype(n_vertices)), ghost_ptr,
-                               int(boundary)))
-        groups.append([(q, lvid_k[ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]])
+                               _o.take(gvid, ghosts).astype(index_dtype(n_vertices)),
+                               ghost_ptr, int(boundary)))
+        groups.append([(q, _o.take(lvid_k, ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]))
                        for q in np.flatnonzero(counts)])
     return views, groups
 
