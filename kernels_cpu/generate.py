@@ -1,19 +1,15 @@
-"""Graph generators (Graph500 R-MAT, uniform random) and the CSR cleanup they need.
+"""Graph generators (Graph500 R-MAT, uniform random) and the weights of generated edges.
 
 Every edge draws its random numbers from its own stream, started from a hash (SplitMix64's
 finaliser) of (seed, edge index), never from a per-thread stream, so a graph depends on its seed
-only, not on the thread count.
-The degree count is parallel (atomic adds); the scatter is `parse.scatter_rows`, serial: on few
-cores a serial pass beats atomic slot claims, and rows come out in edge order, deterministically.
+only, not on the thread count. The generated edges become a CSR in kernels_cpu/buckets.py.
 Graphs of at most jit.SMALL_GRAPH edges take every kernel's serial form (`graph_kernel`).
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add
 from .jit import graph_kernel
-from .sorting import sort_range
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -109,56 +105,6 @@ def uniform_edges(n_vertices, seed, src, dst, first=0):
         y = mix64(x + _GOLDEN)
         src[i] = x % n
         dst[i] = y % n
-
-
-@graph_kernel("src")
-def count_rows(src, dst, mirror, counts):
-    """counts[u + 1] += out-degree of u; with mirror, (u, v) also counts as (v, u) unless u == v
-    (the counts `parse.scatter_rows` fills)."""
-    for e in prange(src.size):
-        atomic_add(counts, src[e] + 1, 1)
-        if mirror and src[e] != dst[e]:
-            atomic_add(counts, dst[e] + 1, 1)
-
-
-@graph_kernel("indices")
-def sort_dedup_rows(indptr, indices, counts, first=0):
-    """Sort every row in place, keep each neighbour once and drop self-loops at the row's front;
-    counts[u + 1] = the kept length. Row u is vertex first + u (a rank's block of rows)."""
-    for u in prange(indptr.size - 1):
-        start = indptr[u]
-        stop = indptr[u + 1]
-        row = indices[start:stop]
-        sort_range(indices, start, stop)
-        k = 0
-        for i in range(stop - start):
-            v = row[i]
-            if v != first + u and (k == 0 or v != row[k - 1]):
-                row[k] = v
-                k += 1
-        counts[u + 1] = k
-
-
-@graph_kernel("indices")
-def compact_rows(indptr, indices, new_indptr, out):
-    """Copy the kept front of every row into the compact array."""
-    for u in prange(indptr.size - 1):
-        start = indptr[u]
-        dest = new_indptr[u]
-        for i in range(new_indptr[u + 1] - dest):
-            out[dest + i] = indices[start + i]
-
-
-@njit(nogil=True, cache=True)
-def compact_rows_inplace(indptr, indices, new_indptr):
-    """compact_rows into `indices` itself: rows only move towards the front, one after another."""
-    for u in range(indptr.size - 1):
-        start = indptr[u]
-        dest = new_indptr[u]
-        if dest == start:
-            continue
-        for i in range(new_indptr[u + 1] - dest):
-            indices[dest + i] = indices[start + i]
 
 
 @graph_kernel("indices")

@@ -1,8 +1,10 @@
 """Kernels that build a partition's local CSR (partitioners/ calls them; raw arrays only).
 
 Each local row holds its local edges (targets as local ids) and its boundary edges (targets as
-n_local + outbox slot); plan_fill writes the local ones first, as TOTEM lays partitions out, and
-plan_sort_rows then orders each group by a key per target (partitioners/plan.py: by degree).
+n_local + outbox slot), each group ordered by a key per target (partitioners/plan.py: by degree).
+A partition's views take two passes over its edges: plan_mark_remote marks the remote targets
+(the ghosts, numbered by plan_ghosts), then plan_fill renames and orders every row, reading each
+target's key and code from one table entry (`plan_keys`, `plan_codes`).
 Rows are independent, so the fill runs in parallel over rows without races; marking remote
 targets is a benign race (every writer stores 1). Rows come in the plan's local order, hubs first
 unless `hub_sort` is "off", so a prange over them, one contiguous range a thread, gives the
@@ -16,7 +18,7 @@ from numba import njit, prange
 
 from .atomics import PREFETCH, prefetch
 from .jit import graph_kernel, prefetch_rows_every
-from .sorting import sort_by_high_word
+from .sorting import sort_by_high_word_with
 
 
 STRIDE = 1024   # row i goes to block i % STRIDE; prange hands each thread a run of blocks
@@ -52,57 +54,179 @@ def plan_row_degrees(indptr, gvids, out):
         out[i + 1] = indptr[u + 1] - indptr[u]
 
 
+CODE_BITS = 32              # a table entry: key << CODE_BITS | code
+CODE_MASK = (1 << CODE_BITS) - 1
+ROW_SCRATCH = 4096          # rows up to this long are ordered in their block's scratch
+
+
+@graph_kernel("degree")
+def plan_keys(degree, table):
+    """table[v] = the sort key of vertex v in the high word, code 0: the rank of its degree among
+    the distinct degrees, highest first (the order of the degrees, descending, in as few bits as
+    it takes, so that a row sorts in few radix passes)."""
+    top = 0
+    for v in range(degree.size):
+        top = max(top, degree[v])
+    present = np.zeros(top + 1, np.int64)
+    for v in prange(degree.size):
+        present[degree[v]] = 1      # a benign race: every writer stores 1
+    above = 0
+    for d in range(top, -1, -1):    # present[d] becomes the count of distinct degrees above d
+        p = present[d]
+        present[d] = above
+        above += p
+    for v in prange(degree.size):
+        table[v] = present[degree[v]] << CODE_BITS
+
+
+@graph_kernel("ids")
+def plan_codes(table, ids, base):
+    """The code of vertex ids[i] in `table` becomes base + i (its key kept)."""
+    for i in prange(ids.size):
+        v = ids[i]
+        table[v] = ((table[v] >> CODE_BITS) << CODE_BITS) | (base + i)
+
+
+GHOST_BLOCKS = 64   # runs of each partition's vertex list plan_ghosts scans at once
+
+
+@graph_kernel("order")
+def plan_ghosts(mark, order, part_ptr, table, n_local, ghost_ptr):
+    """The marked vertices of `order` (every partition's vertices, partition after partition,
+    each in its local order, part_ptr[q]:part_ptr[q + 1] for partition q), in that order: the
+    ghosts, grouped by owner. Ghost k gets code n_local + k in `table`; ghost_ptr[q] is where
+    partition q's group starts; the marks are cleared. Returns the ghosts."""
+    parts = part_ptr.size - 1
+    runs = parts * GHOST_BLOCKS
+    found = np.zeros(runs + 1, np.int64)
+    for r in prange(runs):
+        q, k = r // GHOST_BLOCKS, r % GHOST_BLOCKS
+        size = part_ptr[q + 1] - part_ptr[q]
+        c = 0
+        for i in range(part_ptr[q] + size * k // GHOST_BLOCKS,
+                       part_ptr[q] + size * (k + 1) // GHOST_BLOCKS):
+            if mark[order[i]]:
+                c += 1
+        found[r + 1] = c
+    for r in range(runs):
+        found[r + 1] += found[r]
+    for q in range(parts + 1):
+        ghost_ptr[q] = found[q * GHOST_BLOCKS]
+    ghosts = np.empty(found[runs], order.dtype)
+    for r in prange(runs):
+        q, k = r // GHOST_BLOCKS, r % GHOST_BLOCKS
+        size = part_ptr[q + 1] - part_ptr[q]
+        at = found[r]
+        for i in range(part_ptr[q] + size * k // GHOST_BLOCKS,
+                       part_ptr[q] + size * (k + 1) // GHOST_BLOCKS):
+            v = order[i]
+            if mark[v]:
+                mark[v] = 0
+                ghosts[at] = v
+                table[v] = ((table[v] >> CODE_BITS) << CODE_BITS) | (n_local + at)
+                at += 1
+    return ghosts
+
+
 @graph_kernel("indices")
-def plan_fill(indptr, indices, weights, has_weights, gvids, code, n_local,
+def plan_fill(indptr, indices, weights, has_weights, rows, table, n_local,
               local_indptr, local_indices, local_weights):
-    """Copy the rows of `gvids` with targets renamed by `code` (a local id, or n_local + ghost
-    slot): local targets first, then boundary ones, each in the row's order. One pass over each
-    row, one random read per edge: boundary targets are written from the row's end backwards,
-    then that run is reversed. The reads of `code` are prefetched, within a row and for the rows
-    a few ahead (prefetch_rows_every, as in plan_mark_remote), so that their misses overlap."""
+    """Row i of the partition is row rows[i] of (indptr, indices, weights), its targets renamed
+    by their codes in `table` (a local id, or n_local + ghost slot): local targets and boundary
+    targets in two groups, each by ascending key (`plan_keys`), ties in the row's order, the
+    group whose first key is smaller first; so a group is a prefix or a suffix of the row (what
+    cc_link_rest reads of a row). One random read per edge (its target's table entry, key and
+    code together), prefetched within the row and for the rows a few ahead
+    (prefetch_rows_every). May run in place (the same arrays in and out, rows = arange): a row
+    is read whole before it is written.
+
+    A group's entries are ordered as int64s packing (key, position in the group), by insertion
+    up to SHORT entries, else by sort_by_high_word (radix from RADIX entries), in the block's
+    scratch for rows up to ROW_SCRATCH entries."""
     for j in prange(STRIDE):
+        block_packed = np.empty(ROW_SCRATCH, np.int64)
+        block_codes = np.empty(ROW_SCRATCH, np.int64)
+        block_w = np.empty(ROW_SCRATCH if has_weights else 0, np.float64)
+        block_tmp = np.empty(ROW_SCRATCH, np.int64)
+        count = np.empty(256, np.int64)
         for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
-            prefetch_rows_every(indptr, indices, gvids, n_local, i, STRIDE, code)
-            u = gvids[i]
-            pos_local, pos_remote = local_indptr[i], local_indptr[i + 1]
-            end = indptr[u + 1]
-            for e in range(indptr[u], end):
-                if e + PREFETCH < end:
-                    prefetch(code, indices[e + PREFETCH])
-                c = code[indices[e]]
-                if c < n_local:
-                    pos = pos_local
-                    pos_local += 1
-                else:
-                    pos_remote -= 1
-                    pos = pos_remote
-                local_indices[pos] = c
-                if has_weights:
-                    local_weights[pos] = weights[e]
-            _reverse(local_indices, pos_local, local_indptr[i + 1])
-            if has_weights:
-                _reverse(local_weights, pos_local, local_indptr[i + 1])
-
-
-SMALL = 15     # groups of at most this many entries sort by insertion
+            prefetch_rows_every(indptr, indices, rows, n_local, i, STRIDE, table)
+            u = rows[i]
+            a, b = indptr[u], indptr[u + 1]
+            length = b - a
+            if length <= ROW_SCRATCH:
+                packed, codes, w, tmp = block_packed, block_codes, block_w, block_tmp
+            else:
+                packed, codes = np.empty(length, np.int64), np.empty(length, np.int64)
+                w = np.empty(length if has_weights else 0, np.float64)
+                tmp = np.empty(length, np.int64)
+            _fill_row(indices, weights, has_weights, a, b, table, n_local, packed, codes, w,
+                      tmp, count, local_indices, local_weights, local_indptr[i])
 
 
 @njit(nogil=True, cache=True)
-def _sort_small(indices, weights, has_weights, key, lo, hi):
-    """Stable insertion sort of indices[lo:hi] (and weights) by key[target], in place."""
-    for i in range(lo + 1, hi):
-        t = indices[i]
-        w = weights[i] if has_weights else 0.0
-        k = key[t]
-        j = i
-        while j > lo and k < key[indices[j - 1]]:
-            indices[j] = indices[j - 1]
-            if has_weights:
-                weights[j] = weights[j - 1]
-            j -= 1
-        indices[j] = t
+def _fill_row(indices, weights, has_weights, a, b, table, n_local, packed, codes, w, tmp, count,
+              out, out_weights, dest):
+    """plan_fill's row [a, b): local targets packed from the front of the scratch, boundary
+    ones from its back (reversed after), each group sorted, then written out from `dest`."""
+    length = b - a
+    n_near = 0
+    n_far = 0
+    for p in range(length):
+        e = a + p
+        if p + PREFETCH < length:
+            prefetch(table, indices[e + PREFETCH])
+        x = table[indices[e]]
+        code = x & CODE_MASK
+        key = x >> CODE_BITS
+        if code < n_local:
+            at = n_near
+            packed[at] = (key << 32) | n_near
+            n_near += 1
+        else:
+            at = length - 1 - n_far
+            packed[at] = (key << 32) | n_far
+            n_far += 1
+        codes[at] = code
         if has_weights:
-            weights[j] = w
+            w[at] = weights[e]
+    _reverse(packed, n_near, length)    # the boundary group in the row's order
+    for lo, hi in ((0, n_near), (n_near, length)):      # one call site each: one inlined copy
+        if hi - lo <= RANK_SORT:
+            _rank_sort(packed, lo, hi, tmp)
+        else:
+            sort_by_high_word_with(packed, lo, hi, tmp, count)
+    far_first = 0 < n_near < length and packed[n_near] >> 32 < packed[0] >> 32
+    for g in range(2):
+        if (g == 0) != far_first:       # the local group
+            lo, hi, base, step = 0, n_near, 0, 1
+        else:
+            lo, hi, base, step = n_near, length, length - 1, -1
+        for s in range(lo, hi):
+            at = base + step * (packed[s] & 0xFFFFFFFF)
+            out[dest] = codes[at]
+            if has_weights:
+                out_weights[dest] = w[at]
+            dest += 1
+
+
+RANK_SORT = 32      # groups up to this long sort by counting each item's rank
+
+
+@njit(nogil=True, cache=True)
+def _rank_sort(a, lo, hi, tmp):
+    """Sort a[lo:hi] of distinct items: each goes to its rank, the count of items below it. The
+    n**2 comparisons have no branches to mispredict (and vectorise), which for short groups
+    beats insertion sort's n**2 / 4 unpredictable ones."""
+    n = hi - lo
+    for i in range(n):
+        tmp[i] = a[lo + i]
+    for i in range(n):
+        x = tmp[i]
+        rank = 0
+        for j in range(n):
+            rank += tmp[j] < x
+        a[lo + rank] = x
 
 
 @njit(nogil=True, cache=True)
@@ -112,60 +236,3 @@ def _reverse(arr, lo, hi):
         arr[lo], arr[hi] = arr[hi], arr[lo]
         lo += 1
         hi -= 1
-
-
-@njit(nogil=True, cache=True)
-def _rotate(arr, a, m, b):
-    """arr[a:b] = arr[m:b] + arr[a:m], in place."""
-    _reverse(arr, a, m)
-    _reverse(arr, m, b)
-    _reverse(arr, a, b)
-
-
-@graph_kernel("indices")
-def plan_sort_rows(indptr, indices, weights, has_weights, key, n_local):
-    """Order each row as plan_fill wrote it (local edges, then boundary edges) by ascending
-    key[target] within each of the two groups, the group whose first key is smaller first: the
-    boundary edges stay a prefix or a suffix of the row (what cc_link_rest reads of a row).
-    Groups of at most SMALL entries (most rows of a power-law graph) sort in place, longer ones
-    as int64s packing (key, position in the row), by sort_by_high_word (radix from RADIX
-    entries): key is int32. Both sorts are stable: ties keep plan_fill's order. Rows a few ahead
-    have their first keys prefetched, so that those random reads' misses overlap."""
-    for j in prange(STRIDE):
-        for i in range(j * SPREAD % STRIDE, indptr.size - 1, STRIDE):
-            ahead = i + 4 * STRIDE          # start the key reads of a row a few rows ahead
-            if ahead < indptr.size - 1:
-                for e in range(indptr[ahead], min(indptr[ahead + 1], indptr[ahead] + PREFETCH)):
-                    prefetch(key, indices[e])
-            a, b = indptr[i], indptr[i + 1]
-            if b - a < 2:
-                continue
-            m = a
-            while m < b and indices[m] < n_local:
-                m += 1
-            if m - a <= SMALL and b - m <= SMALL:
-                _sort_small(indices, weights, has_weights, key, a, m)
-                _sort_small(indices, weights, has_weights, key, m, b)
-                if a < m < b and key[indices[m]] < key[indices[a]]:
-                    # the boundary group first: rotate the row by three reversals
-                    _rotate(indices, a, m, b)
-                    if has_weights:
-                        _rotate(weights, a, m, b)
-                continue
-            # longer groups: sort (key, position) pairs packed in one int64 (stable: ties
-            # keep the row's order), one allocation and no indirect comparisons
-            m -= a
-            packed = np.empty(b - a, dtype=np.int64)
-            for p in range(b - a):
-                packed[p] = (np.int64(key[indices[a + p]]) << 32) | p
-            for lo, hi in ((0, m), (m, b - a)):     # one call site: one inlined copy
-                sort_by_high_word(packed, lo, hi)
-            if a + m < b and (m == 0 or packed[m] >> 32 < packed[0] >> 32):
-                _rotate(packed, 0, m, b - a)
-            row = indices[a:b].copy()
-            for p in range(b - a):
-                indices[a + p] = row[packed[p] & 0xFFFFFFFF]
-            if has_weights:
-                w = weights[a:b].copy()
-                for p in range(b - a):
-                    weights[a + p] = w[packed[p] & 0xFFFFFFFF]

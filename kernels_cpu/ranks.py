@@ -11,9 +11,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from .atomics import atomic_add
 
-STRIDE = 1024       # rows of a parallel loop go to STRIDE interleaved blocks (as in plan.py)
 THREADED_SEARCH = 1 << 20   # searchsorted over at least this many keys runs on threads
 
 
@@ -145,21 +143,6 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
                 mine[k] += 1
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def count_entries(rows, first, counts):
-    """counts[u - first + 1] += 1 for every row u in `rows`."""
-    for e in prange(rows.size):
-        atomic_add(counts, rows[e] - first + 1, 1)
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def scatter_entries(rows, targets, first, fill, out):
-    """out[fill[u - first]] = v for every entry (u, v), fill advanced: the rows' entries in no
-    particular order (the caller sorts each row)."""
-    for e in prange(rows.size):
-        out[atomic_add(fill, rows[e] - first, 1)] = targets[e]
-
-
 @njit(nogil=True, cache=True)
 def place_stream(ids, weights, has_weights, state, dest, length, out_ids, out_weights):
     """Put the next ids.size items of a stream of rows where they belong: row m of the stream
@@ -179,37 +162,6 @@ def place_stream(ids, weights, has_weights, state, dest, length, out_ids, out_we
             m += 1
             k = 0
     state[0], state[1] = m, k
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def localize_rows(indptr, ids, weights, has_weights, code, n_local):
-    """In place, what plan.plan_fill writes from a row of global ids: every id renamed by `code`
-    (a local id, or n_local + ghost slot), the local ones first, then the boundary ones, each in
-    the row's order."""
-    longest = 0
-    for u in range(indptr.size - 1):
-        longest = max(longest, indptr[u + 1] - indptr[u])
-    for j in prange(STRIDE):
-        spare = np.empty(longest, ids.dtype)
-        spare_w = np.empty(longest if has_weights else 0, np.float64)
-        for u in range(j, indptr.size - 1, STRIDE):
-            a, b = indptr[u], indptr[u + 1]
-            local, far = a, 0
-            for e in range(a, b):
-                c = code[ids[e]]
-                if c < n_local:
-                    ids[local] = c
-                    if has_weights:
-                        weights[local] = weights[e]
-                    local += 1
-                else:
-                    spare[far] = c
-                    if has_weights:
-                        spare_w[far] = weights[e]
-                    far += 1
-            ids[local:b] = spare[:far]
-            if has_weights:
-                weights[local:b] = spare_w[:far]
 
 
 @njit(nogil=True, cache=True)

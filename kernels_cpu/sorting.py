@@ -1,6 +1,6 @@
 """sort_range: an in-place sort of a range of an integer array, for the kernels that sort rows
-(generate.py's sort_dedup_rows, plan.py's plan_sort_rows through sort_by_high_word, which sorts
-long ranges by radix on a key). One function compiled once for each array type and shared by its
+(buckets.py's small buckets, plan.py's plan_fill through sort_by_high_word, which sorts long
+ranges by radix on a key). One function compiled once for each array type and shared by its
 callers: Numba's `ndarray.sort` compiles its generic quicksort into every kernel that calls it,
 seconds of a cold start each."""
 
@@ -95,18 +95,35 @@ def _radix_pass(src, s0, dst, d0, n, shift, count):
 @njit(nogil=True, cache=True)
 def sort_by_high_word(a, lo, hi):
     """Order a[lo:hi] by the signed 32-bit key in each item's high word, ties keeping their order:
-    where the low words ascend with the position (plan_sort_rows packs (key, position)), the
-    same order as sort_range. Ranges of RADIX items or more sort in passes of 8 bits of the key
+    where the low words ascend with the position (plan_fill packs (key, position)), the same
+    order as sort_range. Ranges of RADIX items or more sort in passes of 8 bits of the key
     (a pass whose byte every item shares is skipped) instead of by quicksort, whose n log n
     dominates the sorting of the hubs' long rows."""
+    if hi - lo < RADIX:
+        sort_range(a, lo, hi)
+        return
+    sort_by_high_word_with(a, lo, hi, np.empty(hi - lo, dtype=a.dtype), np.empty(256, np.int64))
+
+
+@njit(nogil=True, cache=True)
+def sort_by_high_word_with(a, lo, hi, tmp, count):
+    """sort_by_high_word with its scratch given: tmp (at least hi - lo items of a's type) and
+    count (256 int64s), for callers that sort many ranges. Only the bytes below the highest bit
+    in which two keys differ are passed over."""
     n = hi - lo
     if n < RADIX:
         sort_range(a, lo, hi)
         return
-    tmp = np.empty(n, dtype=a.dtype)
-    count = np.empty(256, dtype=np.int64)
+    low, high = a[lo] >> 32, a[lo] >> 32
+    for i in range(lo + 1, hi):
+        k = a[i] >> 32
+        low = min(low, k)
+        high = max(high, k)
+    differ = low ^ high
     in_tmp = False
     for shift in range(32, 64, 8):
+        if differ >> (shift - 32) == 0:
+            break
         if in_tmp:
             moved = _radix_pass(tmp, 0, a, lo, n, shift, count)
         else:

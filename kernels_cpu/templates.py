@@ -28,7 +28,7 @@ from numba.core.untyped_passes import IRProcessing
 class EdgeSpan(enum.IntEnum):
     """Which of a row's edges the pull operator walks: all of them, those to local vertices, or
     those to ghost slots. A partition's rows hold the two groups apart, each a prefix or a suffix
-    of the row (partitioners' plan_sort_rows), so a span is one run of the row."""
+    of the row (partitioners' plan_fill), so a span is one run of the row."""
     ALL = 0
     LOCAL = 1
     GHOST = 2

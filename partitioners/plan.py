@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import plan_stats as _ks
 from bsp.errors import InputError
@@ -143,8 +144,8 @@ class PartitionPlan(PlanShape):
         self.owner = owner            # gvid -> pid
         self.gvids = gvids            # pid -> global ids in local-id order (by hub_sort)
         self.lvid_of = np.empty(graph.n_vertices, dtype=index_dtype(graph.n_vertices))
-        for pid, g in enumerate(gvids):
-            self.lvid_of[g] = np.arange(g.size, dtype=self.lvid_of.dtype)
+        for g in gvids:
+            _o.set_positions(self.lvid_of, g)
         self.rank_of = [0] * len(kinds)   # per pid: the MPI rank that runs it (partition(ranks=))
         self._views = {}
 
@@ -192,22 +193,18 @@ def _order(graph, strategy, seed):
 
 
 def by_degree(degree, descending=True):
-    """np.argsort(-degree or degree, kind="stable"), faster: positions sorted by one unique
-    int64 key, (degree rank) * n + position, sorted by NumPy's default sort, which need not be
-    stable since keys are unique.
-    Falls back to the stable argsort where the key could overflow."""
-    n = degree.size
-    if n == 0:
-        return np.empty(0, np.int64)
-    d = degree.astype(np.int64)
-    lo, hi = int(d.min()), int(d.max())
-    if (hi - lo + 1) * n >= 2 ** 62:
-        return np.argsort(-d if descending else d, kind="stable")
-    key = (hi - d) if descending else (d - lo)
-    key *= n
-    key += np.arange(n)
-    key.sort()
-    return key % n
+    """np.argsort(-degree or degree, kind="stable"), by a parallel counting sort
+    (kernels_cpu/order.py); by np.argsort itself where the largest degree is beyond
+    max(4 n, 2**20) (its table would outgrow the degrees)."""
+    degree = np.asarray(degree)
+    if degree.size and int(degree.max()) > max(4 * degree.size, 1 << 20):
+        return np.argsort(-degree if descending else degree, kind="stable")
+    return _o.degree_order(degree, descending)
+
+
+def _at(values, ids):
+    """values[ids]: a parallel gather for an array, the lookup of a ByGvid (ranks) otherwise."""
+    return _o.take(values, ids) if isinstance(values, np.ndarray) else values[ids]
 
 
 def check_gpus(gpus, n_vertices):
@@ -235,11 +232,6 @@ def auto_share(graph, strategy, gpus, budget, bytes_per_edge, seed=0):
     if fits.size == 0:
         return 1.0
     return float(cum[fits[0]] / cum[-1]) if cum[-1] else 0.0
-
-
-def _prefix_for(cum, target):
-    """Number of leading vertices whose edges first reach `target` (cum is inclusive)."""
-    return int(np.searchsorted(cum, target, side="left")) + 1
 
 
 def check_hub_sort(hub_sort):
@@ -303,9 +295,9 @@ def local_order(graph, members, hub_sort="degree", scores=None):
     computed here when not given); "off": global-id order. Only speed depends on the order."""
     if hub_sort == "hytgraph":
         return hytgraph_order(members, hub_scores(graph) if scores is None else scores)
-    members = np.sort(members)
+    members = _o.sorted_ids(members)
     if hub_sort == "degree":
-        return members[by_degree(graph.out_degree[members])]
+        return _o.take(members, by_degree(_at(graph.out_degree, members)))
     if hub_sort == "off":
         return members
     raise ValueError(f"unknown hub_sort {hub_sort!r}")
@@ -314,7 +306,7 @@ def local_order(graph, members, hub_sort="degree", scores=None):
 def _order_members(graph, members, strategy, seed):
     """`members` in HIGH / LOW / RAND order (with every vertex as members, `_order`'s order)."""
     if strategy in ("HIGH", "LOW"):
-        return members[by_degree(graph.out_degree[members], strategy == "HIGH")]
+        return _o.take(members, by_degree(_at(graph.out_degree, members), strategy == "HIGH"))
     return members[np.random.default_rng(seed).permutation(members.size)]
 
 
@@ -335,12 +327,12 @@ def _split(graph, members, strategy, cpu_share, gpus, seed, hub_sort="degree", s
     """[(kind, vertices in local-id order)]: one CPU partition holding `cpu_share` of the edges of
     `members` and `gpus` GPU partitions sharing the rest evenly, each in `local_order`; empty
     ones dropped, except that at least one partition is kept."""
-    n = members.size
     order = _order_members(graph, members, strategy, seed)
-    cut = _cpu_cut(np.cumsum(graph.out_degree[order]), n, cpu_share, gpus)
+    degree = _at(graph.out_degree, order)       # in the order
+    cut = _cpu_cut(degree, cpu_share, gpus)
     rest = order[cut:]
     groups = [("cpu", order[:cut])] + [("gpu", v) for v in deal_to_gpus(
-        graph.out_degree[rest], rest, gpus)] if gpus else [("cpu", order)]
+        degree[cut:], rest, gpus)] if gpus else [("cpu", order)]
     parts = []
     for k, (kind, vertices) in enumerate(groups):
         if vertices.size or (not parts and k == len(groups) - 1):
@@ -365,17 +357,15 @@ def deal_to_ranks(graph, ranks):
     number of vertices (within one), the same mix of hubs and low-degree vertices, and the same
     number of edges within the largest degree. Each rank then splits its share between its CPU
     and GPU partitions as one process would."""
-    order = by_degree(graph.out_degree)
-    rank = serpentine(graph.n_vertices, ranks)
-    return [np.sort(order[rank == r]) for r in range(ranks)]
+    dealt, ptr = _o.serpentine_deal(by_degree(graph.out_degree), ranks)
+    return [_o.sorted_ids(dealt[ptr[r]:ptr[r + 1]]) for r in range(ranks)]
 
 
 def deal_to_gpus(degree, vertices, gpus):
     """`vertices` (the ones the CPU does not keep) per GPU partition: dealt in out-degree order
     (`degree`, theirs), highest first, serpentine."""
-    by = vertices[by_degree(degree)]
-    gpu = serpentine(by.size, max(gpus, 1))
-    return [by[gpu == k] for k in range(max(gpus, 1))]
+    dealt, ptr = _o.serpentine_deal(_o.take(vertices, by_degree(degree)), max(gpus, 1))
+    return [dealt[ptr[k]:ptr[k + 1]] for k in range(max(gpus, 1))]
 
 
 def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
@@ -404,22 +394,23 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
             rank_of.append(r)
     owner = np.empty(n, dtype=np.int32)
     for pid, members in enumerate(owner_parts):
-        owner[members] = pid
+        _o.set_value(owner, members, pid)
     plan = PartitionPlan(graph, strategy, cpu_share, gpus, seed, kinds, owner, owner_parts,
                          hub_sort)
     plan.rank_of = rank_of
     return plan
 
 
-def _cpu_cut(cum, n, cpu_share, gpus):
-    """How many vertices of the order the CPU partition keeps: the shortest prefix holding
-    `cpu_share` of the edges (`cum`: their cumulative degrees)."""
-    total = int(cum[-1]) if n else 0
+def _cpu_cut(degree, cpu_share, gpus):
+    """How many vertices of an order the CPU partition keeps: the shortest prefix holding
+    `cpu_share` of the edges (`degree`: the vertices' degrees in the order)."""
+    n = degree.size
+    total = int(degree.sum()) if n else 0
     if cpu_share >= 1.0 or gpus == 0:
         return n
     if cpu_share <= 0.0 or total == 0:
         return 0 if cpu_share <= 0.0 else n
-    return min(_prefix_for(cum, cpu_share * total), n)
+    return min(_o.prefix_reaching(degree, cpu_share * total), n)
 
 
 def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
@@ -435,7 +426,7 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
     g, n = graph, graph.n_vertices
     order = _order(g, strategy, seed)
     degree = g.out_degree
-    cum = np.cumsum(degree[order])
+    in_order = degree[order]
     total = max(g.n_edges, 1)
     by = order[by_degree(degree[order])]       # the GPUs' deal, for any cut
     owner = np.empty(n, dtype=np.int32)
@@ -446,7 +437,7 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
             raise InputError(f"--cpu-share must be in [0, 1], got {share}")
         if gpus < 1 and share < 1.0:
             raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
-        cut = _cpu_cut(cum, n, share, gpus)
+        cut = _cpu_cut(in_order, share, gpus)
         groups = [order[:cut]]
         if gpus:
             rest = np.zeros(n, bool)
@@ -481,23 +472,34 @@ def check_degrees(degree, ids=None):
                          f"edges: the partitioner supports degrees below 2**31")
 
 
+def check_codes(n_codes):
+    """An InputError if a partition and its ghosts have 2**32 vertices or more (a view's table
+    holds a code in 32 bits)."""
+    if n_codes > _k.CODE_MASK:
+        raise InputError(f"a partition with its ghosts has {n_codes} vertices: the partitioner "
+                         f"supports fewer than 2**32")
+
+
 def _build_views(plan, g):
     n = g.n_vertices
     idx_dtype = index_dtype(n)
     mark = np.zeros(n, dtype=np.uint8)
     degree = np.diff(g.indptr)
-    # the rows' sort key, -degree, in 4 bytes (half the cache lines per lookup of 8 bytes);
-    # plan_sort_rows packs it with a position in one int64
     check_degrees(degree)
+    # per vertex: its sort key (by degree) and its code in the partition being built
+    table = np.empty(n, dtype=np.int64)
+    _k.plan_keys(degree, table)
+    order = np.concatenate(plan.gvids)
+    part_ptr = np.concatenate([[0], np.cumsum([v.size for v in plan.gvids])]).astype(np.int64)
     views = []
     for pid, gvids in enumerate(plan.gvids):
         boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
+        _k.plan_codes(table, gvids, 0)
         # ghosts grouped by owner, each group in the owner's local order (its inbox is then
         # walked in order): each owner's vertices filtered by the marks, no sort
-        groups = [members[mark[members] != 0] for members in plan.gvids]
-        ghosts = np.concatenate(groups)
-        mark[ghosts] = 0
-        ghost_ptr = np.concatenate([[0], np.cumsum([grp.size for grp in groups])])
+        ghost_ptr = np.empty(len(plan.gvids) + 1, dtype=np.int64)
+        ghosts = _k.plan_ghosts(mark, order, part_ptr, table, gvids.size, ghost_ptr)
+        check_codes(gvids.size + ghosts.size)
         indptr = np.zeros(gvids.size + 1, dtype=np.int64)
         _k.plan_row_degrees(g.indptr, gvids, indptr)
         np.cumsum(indptr, out=indptr)
@@ -506,14 +508,8 @@ def _build_views(plan, g):
         indices = np.empty(int(indptr[-1]), dtype=local_dtype)
         has_w = g.weights is not None
         weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
-        code = np.empty(n, dtype=local_dtype)     # only the rows' targets are ever read
-        code[gvids] = np.arange(gvids.size)
-        code[ghosts] = np.arange(gvids.size, gvids.size + ghosts.size)
-        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, code,
+        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, table,
                      gvids.size, indptr, indices, weights)
-        _k.plan_sort_rows(indptr, indices, weights, has_w,
-                          -np.concatenate([degree[gvids], degree[ghosts]]).astype(np.int32),
-                          gvids.size)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land

@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
 
-from .plan import LocalView, PlanShape, check_degrees
+from .plan import LocalView, PlanShape, check_codes, check_degrees
 
 
 @dataclass
@@ -147,6 +148,8 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
     has_w = weights is not None
     no_w = np.empty(0, np.float64)
     mark = np.zeros(gvid.size, np.uint8)
+    table = np.empty(gvid.size, np.int64)       # per known vertex: sort key and code
+    _k.plan_keys(degree, table)
     views, groups, start = [], [], 0
     for pid, gvids in parts:
         n_local = gvids.size
@@ -154,27 +157,24 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         a, b = int(indptr[start]), int(indptr[start + n_local])
         start += n_local
         rows, w = ids[a:b], weights[a:b] if has_w else no_w
-        boundary = _k.plan_mark_remote(ptr, rows, np.arange(n_local), pid_k, pid, mark)
-        ghosts = np.flatnonzero(mark)
-        mark[ghosts] = 0
-        ghosts = ghosts[np.lexsort((lvid_k[ghosts], pid_k[ghosts]))]   # by owner, in its order
-        counts = np.bincount(pid_k[ghosts], minlength=n_partitions)
-        ghost_ptr = np.concatenate([[0], np.cumsum(counts)])
+        local_rows = np.arange(n_local)
+        boundary = _k.plan_mark_remote(ptr, rows, local_rows, pid_k, pid, mark)
+        ghosts = _o.marked(mark)
+        key = _o.pair_keys(pid_k, lvid_k, ghosts)       # by owner, in its order
+        by = _o.key_order(key, 32 + max(1, n_partitions - 1).bit_length())
+        ghosts = _o.take(ghosts, by)
+        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << 32)
+        counts = np.diff(ghost_ptr)
+        check_codes(n_local + ghosts.size)
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
-        kpos = _kr.searchsorted(gvid, gvids)
-        code = np.empty(gvid.size, dtype=local_dtype)
-        code[kpos] = np.arange(n_local)
-        code[ghosts] = np.arange(n_local, n_local + ghosts.size)
-        _kr.localize_rows(ptr, rows, w, has_w, code, n_local)
-        del code
+        _k.plan_codes(table, _kr.searchsorted(gvid, gvids), 0)
+        _k.plan_codes(table, ghosts, n_local)
+        _k.plan_fill(ptr, rows, w, has_w, local_rows, table, n_local, ptr, rows, w)
         rows = rows.astype(local_dtype, copy=False)
-        key = -np.concatenate([degree[kpos], degree[ghosts]]).astype(np.int32)
-        _k.plan_sort_rows(ptr, rows, w, has_w, key, n_local)
-        del key
         views.append(LocalView(ptr, rows, w if has_w else None, n_local,
-                               gvid[ghosts].astype(index_dtype(n_vertices)), ghost_ptr,
-                               int(boundary)))
-        groups.append([(q, lvid_k[ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]])
+                               _o.take(gvid, ghosts).astype(index_dtype(n_vertices)),
+                               ghost_ptr, int(boundary)))
+        groups.append([(q, _o.take(lvid_k, ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]))
                        for q in np.flatnonzero(counts)])
     return views, groups
 

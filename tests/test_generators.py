@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from kernels_cpu import buckets as kbuckets
 from kernels_cpu import generate as kgen
 from totem_py.errors import InputError
 from totem_py.generators import (_RMAT_TABLES, RMAT_ABCD, edge_weights, generate,
@@ -41,6 +42,31 @@ def test_cleanup_matches_numpy(kind, undirected):
     g = generate(f"{kind}:{scale}:{ef}", seed=seed, undirected=undirected)
     assert g.n_vertices == n and g.directed != undirected
     assert np.array_equal(g.edge_sources().astype(np.int64) * n + g.indices, pairs)
+
+
+@pytest.mark.parametrize("per_bucket", [1 << 4, 1 << 9, 1 << 16])
+@pytest.mark.parametrize("mirror", [False, True])
+def test_bucketed_build_matches_numpy(monkeypatch, per_bucket, mirror):
+    """kernels_cpu.buckets: rows first .. first + n - 1 from unordered entries with repeats and
+    self-loops, for buckets of a few entries (sorted row by row), many and one (radix sorted)."""
+    monkeypatch.setattr(kbuckets, "BUCKET_ENTRIES", per_bucket)
+    monkeypatch.setattr(kbuckets, "SMALL_BUCKET", 64)
+    rng = np.random.default_rng(per_bucket)
+    first, n, bits = 1000, 3000, 13
+    src = (first + rng.zipf(1.5, 40000) % n).astype(np.int32)
+    dst = np.where(rng.random(src.size) < 0.5, first + rng.integers(0, n, src.size),
+                   rng.integers(0, 1 << bits, src.size)).astype(np.int32)
+    dst[::97] = src[::97]                              # self-loops
+    if mirror:
+        dst = first + dst % n
+    indptr, indices = kbuckets.sorted_csr(kbuckets.bucketed(src, dst, n, bits, mirror, first))
+    u, v = src.astype(np.int64), dst.astype(np.int64)
+    if mirror:
+        u, v = np.concatenate([u, v]), np.concatenate([v, u])
+    pairs = np.unique((u * (1 << bits) + v)[u != v])
+    assert indptr.size == n + 1 and indices.dtype == np.int32
+    rows = np.repeat(np.arange(first, first + n), np.diff(indptr))
+    assert np.array_equal(rows * (1 << bits) + indices, pairs)
 
 
 @pytest.mark.parametrize("spec", ["rmat:10", "uniform:10"])

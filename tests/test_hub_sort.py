@@ -101,13 +101,14 @@ def test_partition_applies_the_order_in_every_partition(hub_sort):
 
 
 def test_by_degree_is_the_stable_argsort():
-    """`by_degree` (one unique key, NumPy's unstable sort) gives np.argsort's stable order, ties
-    by position, both ways, on the key path and on the overflow fallback."""
+    """`by_degree` (a counting sort by degree rank) gives np.argsort's stable order, ties by
+    position, both ways, and so does its fallback for degrees far beyond the item count."""
     from partitioners.plan import by_degree
     rng = np.random.default_rng(4)
     cases = [rng.integers(0, 5, 1000), rng.integers(0, 10 ** 6, 5000), np.array([7]),
              np.empty(0, np.int64), np.array([3, 3, 3, 1, 1]),
-             np.array([0, 2 ** 61, 5, 2 ** 61, 0], dtype=np.int64)]     # the fallback
+             np.array([0, 2 ** 61, 5, 2 ** 61, 0], dtype=np.int64),     # the fallback
+             np.array([9, 0, 9, 4], dtype=np.int32)]
     for degree in cases:
         for descending in (True, False):
             want = np.argsort(-degree if descending else degree, kind="stable")

@@ -195,7 +195,7 @@ def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
 
 
 def test_sort_by_high_word_equals_a_sort_of_key_and_position():
-    """plan_sort_rows's sort of (key, position) pairs: NumPy's order of the packed values, for
+    """plan_fill's sort of (key, position) pairs: NumPy's order of the packed values, for
     ranges below and above RADIX, negative and positive keys, many ties or none, in place
     between untouched neighbours."""
     from kernels_cpu.sorting import RADIX, sort_by_high_word
@@ -226,3 +226,27 @@ def test_threaded_searchsorted_equals_numpy():
                 assert np.array_equal(searchsorted(a, v), np.searchsorted(a, v))
     finally:
         numba.set_num_threads(before)
+
+
+def test_partition_orders_against_numpy():
+    """kernels_cpu/order.py, both forms: the serpentine deal against its definition, sorted_ids
+    against np.sort, prefix_reaching against np.searchsorted of the cumulative sums, take."""
+    from kernels_cpu import order
+    from partitioners.plan import serpentine
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 5, 1000):
+        items = rng.permutation(3 * n + 1)[:n]
+        for form in ("serial", "parallel"):
+            for parts in (1, 2, 3, 7):
+                dealt, ptr = getattr(order.serpentine_deal, form)(items, parts)
+                part = serpentine(n, parts)
+                for k in range(parts):
+                    assert np.array_equal(dealt[ptr[k]:ptr[k + 1]], items[part == k])
+            values = rng.integers(0, 9, n)
+            for target in (0.5, 1, values.sum() / 3, values.sum(), values.sum() + 1):
+                want = int(np.searchsorted(np.cumsum(values), target)) + 1
+                assert getattr(order.prefix_reaching, form)(values, target) == want
+            idx = rng.integers(0, max(n, 1), n)
+            assert np.array_equal(getattr(order.take, form)(items, idx), items[idx])
+        for ids in (items, items[:n // 20]):
+            assert np.array_equal(order.sorted_ids(ids), np.sort(ids))

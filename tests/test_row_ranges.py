@@ -22,7 +22,7 @@ def graph(n_local, n_ghosts, seed, hub=0, both=False, ghosts_first=False):
     """A random CSR of n_local rows over n_local + n_ghosts targets, many empty rows, row
     min(3, n_local - 1) with `hub` more edges; with `both` every local edge also reversed (CC's
     "both" view); rows sorted, so ghost targets come last, or with `ghosts_first` first in odd
-    rows (plan_sort_rows puts either group first): the CC kernels expect one or the other."""
+    rows (plan_fill puts either group first): the CC kernels expect one or the other."""
     rng = np.random.default_rng(seed)
     degrees = np.where(rng.random(n_local) < 0.3, 0, rng.integers(1, 9, n_local))
     if hub and n_local:

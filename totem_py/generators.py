@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 
+from kernels_cpu import buckets as _buckets
 from kernels_cpu import generate as _gen
-from kernels_cpu import parse as _parse
 
 from .errors import InputError, check_memory
 from .graph import Graph, csr_bytes, index_dtype
@@ -26,7 +26,6 @@ RMAT_ABCD = (0.57, 0.19, 0.19, 0.05)
 WEIGHT_RANGE = (1, 255)
 # independent hash streams for the parts drawn from one user seed
 _EDGE_STREAM, _WEIGHT_STREAM = 0x5EED0001, 0x5EED0002
-_NO_WEIGHTS = np.empty(0, dtype=np.float64)
 
 
 def parse_spec(spec):
@@ -87,8 +86,8 @@ def generate(spec, seed=0, undirected=False, weighted=False):
     n_generated = edge_factor * n_vertices
     idx = index_dtype(n_vertices)
     rows = n_generated * (2 if undirected else 1)
-    # edge arrays + the unsorted CSR + the compacted CSR (upper bound) + weights
-    check_memory(2 * n_generated * idx.itemsize + 2 * csr_bytes(n_vertices, rows)
+    # edge arrays + their entries bucketed (8 bytes each) + the CSR (upper bound) + weights
+    check_memory(2 * n_generated * idx.itemsize + 8 * rows + csr_bytes(n_vertices, rows)
                  + (8 * rows if weighted else 0), f"graph '{spec}'")
     indptr, indices = _clean_csr(kind, scale, edge_factor, seed, undirected)
     weights = edge_weights(indptr, indices, seed) if weighted else None
@@ -148,23 +147,11 @@ class Generator:
 
 def _clean_csr(kind, scale, edge_factor, seed, undirected):
     """CSR of the generated edges (with undirected, of both directions), rows sorted, without
-    self-loops or duplicates."""
-    n_vertices = 1 << scale
+    self-loops or duplicates (kernels_cpu/buckets.py)."""
     src, dst = raw_edges(kind, scale, edge_factor, seed)
-    indptr = np.zeros(n_vertices + 1, dtype=np.int64)
-    _gen.count_rows(src, dst, undirected, indptr)
-    np.cumsum(indptr, out=indptr)
-    indices = np.empty(indptr[-1], dtype=src.dtype)
-    fill = indptr.copy()
-    _parse.scatter_rows(src, dst, _NO_WEIGHTS, False, undirected, fill, indices, _NO_WEIGHTS)
-    del fill, src, dst
-
-    counts = np.zeros(n_vertices + 1, dtype=np.int64)
-    _gen.sort_dedup_rows(indptr, indices, counts)
-    new_indptr = np.cumsum(counts, out=counts)
-    new_indices = np.empty(new_indptr[-1], dtype=indices.dtype)
-    _gen.compact_rows(indptr, indices, new_indptr, new_indices)
-    return new_indptr, new_indices
+    buckets = _buckets.bucketed(src, dst, 1 << scale, scale, mirror=undirected)
+    del src, dst
+    return _buckets.sorted_csr(buckets)
 
 
 def is_generator(spec):
