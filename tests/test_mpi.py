@@ -56,7 +56,7 @@ def launch(ranks, *args, env=None, timeout=300):
     return proc
 
 
-@pytest.mark.parametrize("ranks", [pytest.param(1, marks=pytest.mark.slow), 2, 4])
+@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.slow) for r in (1, 2)] + [4])
 def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
     report = tmp_path / "report.json"
     proc = launch(ranks, "tests/mpi_driver.py", report, "matrix")
@@ -69,7 +69,7 @@ def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
         assert r["rank_plans_without_edges"] > 0
 
 
-@pytest.mark.parametrize("ranks", [pytest.param(1, marks=pytest.mark.slow), 2, 4])
+@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.slow) for r in (1, 2)] + [4])
 def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks, tmp_path):
     """`python -m experiments.mpi_check` in one launch per rank count (tests/mpi_driver.py
     acceptance): 3 generated graphs and 4 of ../shared/data converted to .tcsr (3 at 4 ranks;
