@@ -150,6 +150,7 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
     mark = np.zeros(gvid.size, np.uint8)
     table = np.empty(gvid.size, np.int64)       # per known vertex: sort key and code
     _k.plan_keys(degree, table)
+    lvid_bits = int(lvid_k.max()).bit_length() if lvid_k.size else 0
     views, groups, start = [], [], 0
     for pid, gvids in parts:
         n_local = gvids.size
@@ -160,10 +161,10 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         local_rows = np.arange(n_local)
         boundary = _k.plan_mark_remote(ptr, rows, local_rows, pid_k, pid, mark)
         ghosts = _o.marked(mark)
-        key = _o.pair_keys(pid_k, lvid_k, ghosts)       # by owner, in its order
-        by = _o.key_order(key, 32 + max(1, n_partitions - 1).bit_length())
+        key = _o.pair_keys(pid_k, lvid_k, ghosts, lvid_bits)    # by owner, in its order
+        by = _o.key_order(key, lvid_bits + max(1, n_partitions - 1).bit_length())
         ghosts = _o.take(ghosts, by)
-        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << 32)
+        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << lvid_bits)
         counts = np.diff(ghost_ptr)
         check_codes(n_local + ghosts.size)
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
