@@ -56,12 +56,28 @@ def _scramble(v, mask, shift, keys):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rmat_block(u, v, r, keep, alias, block_u, block_v):
+def _rmat_block(u, v, r, table):
     """Descend four levels at once: one of the 256 outcomes drawn with Walker's alias method from
-    a 32-bit draw (8 bits pick a bucket, 24 bits decide bucket or its alias)."""
-    b = r >> np.uint64(24)
-    o = b if (r & np.uint64(0xFFFFFF)) < keep[b] else alias[b]
-    return (u << 4) | block_u[o], (v << 4) | block_v[o]
+    a 32-bit draw (8 bits pick a bucket, 24 bits decide bucket or its alias). Branch free: the
+    bucket's table entry holds its threshold and the row / column bits of both outcomes
+    (`_alias_table`), and the comparison picks which byte to take."""
+    t = table[r >> np.uint64(24)]
+    alias = np.uint64((r & np.uint64(0xFFFFFF)) >= (t & np.uint64(0xFFFFFF)))
+    uv = (t >> (np.uint64(24) + (alias << np.uint64(3)))) & np.uint64(0xFF)
+    return (u << 4) | np.int64(uv >> np.uint64(4)), (v << 4) | np.int64(uv & np.uint64(15))
+
+
+@njit(cache=True, nogil=True)
+def _alias_table(keep, alias, block_u, block_v):
+    """Per bucket b of the alias tables: keep[b] (24 bits), then the row and column bits of
+    outcome b, then those of its alias (a byte each, row bits high)."""
+    table = np.empty(256, np.uint64)
+    for b in range(256):
+        a = alias[b]
+        own = np.uint64(block_u[b] * 16 + block_v[b])
+        other = np.uint64(block_u[a] * 16 + block_v[a])
+        table[b] = keep[b] | (own << np.uint64(24)) | (other << np.uint64(32))
+    return table
 
 
 @graph_kernel("src")
@@ -77,6 +93,7 @@ def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, key
     hash of (seed, edge index). keys: odd uint64 multipliers of the id scramble."""
     mask = np.uint64((1 << scale) - 1)
     shift = np.uint64((scale + 1) // 2)
+    table = _alias_table(keep, alias, block_u, block_v)
     for i in prange(src.size):
         e = first + i
         state = mix64(seed ^ (np.uint64(e) * _GOLDEN)) | np.uint64(1)   # xorshift needs != 0
@@ -84,11 +101,11 @@ def rmat_edges(scale, seed, t_a, t_ab, t_abc, keep, alias, block_u, block_v, key
         v = 0
         for _ in range(scale // 8):
             state, x = _xorshift_star(state)
-            u, v = _rmat_block(u, v, x & _LOW32, keep, alias, block_u, block_v)
-            u, v = _rmat_block(u, v, x >> np.uint64(32), keep, alias, block_u, block_v)
+            u, v = _rmat_block(u, v, x & _LOW32, table)
+            u, v = _rmat_block(u, v, x >> np.uint64(32), table)
         if scale % 8 >= 4:
             state, x = _xorshift_star(state)
-            u, v = _rmat_block(u, v, x >> np.uint64(32), keep, alias, block_u, block_v)
+            u, v = _rmat_block(u, v, x >> np.uint64(32), table)
         for _ in range(scale % 4):
             state, x = _xorshift_star(state)
             u, v = _rmat_level(u, v, x >> np.uint64(32), t_a, t_ab, t_abc)

@@ -159,11 +159,12 @@ def marked(mark):
 
 
 @graph_kernel("ids")
-def pair_keys(high, low, ids):
-    """high[ids[i]] << 32 | low[ids[i]] (both non-negative, low below 2**32), as int64s."""
+def pair_keys(high, low, ids, low_bits):
+    """high[ids[i]] << low_bits | low[ids[i]] (both non-negative, low below 2**low_bits), as
+    int64s."""
     out = np.empty(ids.size, np.int64)
     for i in prange(ids.size):
-        out[i] = (np.int64(high[ids[i]]) << 32) | np.int64(low[ids[i]])
+        out[i] = (np.int64(high[ids[i]]) << low_bits) | np.int64(low[ids[i]])
     return out
 
 

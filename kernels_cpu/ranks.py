@@ -90,14 +90,31 @@ def _block(t, bounds):
     return a
 
 
-@njit(nogil=True, cache=True)
+GROUP_PIECES = 64    # runs of the items group_edges and count_in_ranges take at once
+
+
+@njit(parallel=True, nogil=True, cache=True)
 def count_in_ranges(ids, bounds, counts):
-    """counts[k] += how many ids lie in bounds[k]:bounds[k + 1]."""
-    for e in range(ids.size):
-        counts[_block(ids[e], bounds)] += 1
+    """counts[k] += how many ids lie in bounds[k]:bounds[k + 1] (GROUP_PIECES runs of the ids
+    counted at once)."""
+    blocks = counts.size
+    step = -(-ids.size // GROUP_PIECES)
+    at = np.zeros((GROUP_PIECES, blocks), np.int64)
+    for c in prange(GROUP_PIECES):
+        mine = np.zeros(blocks, np.int64)
+        for e in range(c * step, min(ids.size, (c + 1) * step)):
+            mine[_block(ids[e], bounds)] += 1
+        at[c] = mine
+    for k in range(blocks):
+        for c in range(GROUP_PIECES):
+            counts[k] += at[c, k]
 
 
-GROUP_PIECES = 64    # group_edges counts and places the edges in this many pieces at once
+@njit(nogil=True, cache=True)
+def count_rows(rows, first, counts):
+    """counts[u - first] += 1 for every row u in `rows`."""
+    for e in range(rows.size):
+        counts[rows[e] - first] += 1
 
 
 @njit(parallel=True, nogil=True, cache=True)

@@ -366,7 +366,7 @@ def reversed_rows(comm, share, degrees_only=False):
         degree = np.zeros(hi - lo, np.int64)
 
         def count(s, start, arrays):
-            degree[:] += np.bincount(arrays[0] - lo, minlength=hi - lo)
+            _kr.count_rows(arrays[0], lo, degree)
         shuffle(comm, counts, [idx], packer(), count)
         share.in_degree = degree
     if degrees_only:

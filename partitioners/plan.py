@@ -472,6 +472,12 @@ def check_degrees(degree, ids=None):
                          f"edges: the partitioner supports degrees below 2**31")
 
 
+def narrow_owners(owner, n_partitions):
+    """`owner` as uint8 when the pids fit: the marking pass reads one per edge, at random, and
+    a quarter of the bytes stay in cache longer."""
+    return owner.astype(np.uint8) if n_partitions <= 255 else owner
+
+
 def check_codes(n_codes):
     """An InputError if a partition and its ghosts have 2**32 vertices or more (a view's table
     holds a code in 32 bits)."""
@@ -491,9 +497,10 @@ def _build_views(plan, g):
     _k.plan_keys(degree, table)
     order = np.concatenate(plan.gvids)
     part_ptr = np.concatenate([[0], np.cumsum([v.size for v in plan.gvids])]).astype(np.int64)
+    owner = narrow_owners(plan.owner, plan.n_partitions)
     views = []
     for pid, gvids in enumerate(plan.gvids):
-        boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, plan.owner, pid, mark)
+        boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, owner, pid, mark)
         _k.plan_codes(table, gvids, 0)
         # ghosts grouped by owner, each group in the owner's local order (its inbox is then
         # walked in order): each owner's vertices filtered by the marks, no sort

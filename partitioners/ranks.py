@@ -26,7 +26,7 @@ from kernels_cpu import plan as _k
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
 
-from .plan import LocalView, PlanShape, check_codes, check_degrees
+from .plan import LocalView, PlanShape, check_codes, check_degrees, narrow_owners
 
 
 @dataclass
@@ -150,6 +150,8 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
     mark = np.zeros(gvid.size, np.uint8)
     table = np.empty(gvid.size, np.int64)       # per known vertex: sort key and code
     _k.plan_keys(degree, table)
+    lvid_bits = int(lvid_k.max()).bit_length() if lvid_k.size else 0
+    owner = narrow_owners(pid_k, n_partitions)
     views, groups, start = [], [], 0
     for pid, gvids in parts:
         n_local = gvids.size
@@ -158,12 +160,12 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         start += n_local
         rows, w = ids[a:b], weights[a:b] if has_w else no_w
         local_rows = np.arange(n_local)
-        boundary = _k.plan_mark_remote(ptr, rows, local_rows, pid_k, pid, mark)
+        boundary = _k.plan_mark_remote(ptr, rows, local_rows, owner, pid, mark)
         ghosts = _o.marked(mark)
-        key = _o.pair_keys(pid_k, lvid_k, ghosts)       # by owner, in its order
-        by = _o.key_order(key, 32 + max(1, n_partitions - 1).bit_length())
+        key = _o.pair_keys(pid_k, lvid_k, ghosts, lvid_bits)    # by owner, in its order
+        by = _o.key_order(key, lvid_bits + max(1, n_partitions - 1).bit_length())
         ghosts = _o.take(ghosts, by)
-        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << 32)
+        ghost_ptr = np.searchsorted(_o.take(key, by), np.arange(n_partitions + 1) << lvid_bits)
         counts = np.diff(ghost_ptr)
         check_codes(n_local + ghosts.size)
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64

@@ -27,7 +27,8 @@ import types
 import numpy as np
 
 # the partitioner's kernels, run as Python in the second process
-PYTHON_MODULES = ("kernels_cpu.plan", "kernels_cpu.plan_stats", "kernels_cpu.csr")
+PYTHON_MODULES = ("kernels_cpu.plan", "kernels_cpu.plan_stats", "kernels_cpu.csr",
+                  "kernels_cpu.order")
 SMALL = 2048            # vertices of the small graph
 
 
