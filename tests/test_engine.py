@@ -281,8 +281,8 @@ def test_pagerank_split_rounds(device):
 def test_memory_per_superstep_stays_bounded(device, monkeypatch):
     """A run keeps one record per superstep for the first KEPT only, the rest summed per mode,
     and nothing else per superstep: PageRank for 1500 rounds on a 6-vertex graph peaks no
-    higher (tracemalloc) than for 500, where each superstep's record and gather array used to
-    stay (1.3 KB a superstep); the metrics still count every superstep and round."""
+    higher (tracemalloc) than for 500 (a record or gather array kept per superstep would add
+    about 1.3 KB each); the metrics still count every superstep and round."""
     import tracemalloc
     import bsp.engine
     monkeypatch.setattr(bsp.engine, "KEPT", 20)
