@@ -6,43 +6,63 @@ A partition's views take two passes over its edges: plan_mark_remote marks the r
 (the ghosts, numbered by plan_ghosts), then plan_fill renames and orders every row, reading each
 target's key and code from one table entry (`plan_keys`, `plan_codes`).
 Rows are independent, so the fill runs in parallel over rows without races; marking remote
-targets is a benign race (every writer stores 1). Rows come in the plan's local order, hubs first
-unless `hub_sort` is "off", so a prange over them, one contiguous range a thread, gives the
-first thread most of the edges; the loops take the rows in STRIDE interleaved blocks instead,
-which give each thread close to its share. The blocks decide which thread fills a row, never
-what the row holds, and they balance any order.
+targets is a benign race (every writer stores 1). The loops take the rows in runs of RUN, one
+after another (in the graph's order, as partitioners/plan.py passes them, a run's edges are
+read front to back), and the runs in STRIDE interleaved blocks: in the plan's local order (the
+ranks' rows), hubs first unless `hub_sort` is "off", a prange over the rows, one contiguous
+range a thread, would give the first thread most of the edges, while the blocks give each
+thread close to its share. The blocks decide which thread fills a row, never what the row
+holds, and they balance any order.
 """
 
 import numpy as np
 from numba import njit, prange
 
 from .atomics import PREFETCH, prefetch
-from .jit import graph_kernel, prefetch_rows_every
+from .jit import graph_kernel
 from .sorting import sort_by_high_word_with
 
 
-STRIDE = 1024   # row i goes to block i % STRIDE; prange hands each thread a run of blocks
+STRIDE = 1024   # run r of RUN rows goes to block r % STRIDE; prange hands each thread a run of
+                # blocks
 SPREAD = 633    # odd, so j -> j * SPREAD % STRIDE permutes the blocks: the first rows (the
                 # largest hubs, when hub-sorted) land in blocks that different threads run
+RUN = 16        # rows taken one after another: their edges are read front to back when the
+                # rows come in the graph's order (a run of the largest hubs, in local order,
+                # still goes to one thread)
+ID_ORDER_RUN = 256  # the same for rows in the graph's order, whose degrees are mixed
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _prefetch_ahead(indptr, indices, rows, n, i, state):
+    """Start the reads of state at the first PREFETCH targets of the row RUN // 4 ahead."""
+    k = i + RUN // 4
+    if k < n:
+        u = rows[k]
+        for e in range(indptr[u], min(indptr[u + 1], indptr[u] + PREFETCH)):
+            prefetch(state, indices[e])
 
 
 @graph_kernel("indices")
-def plan_mark_remote(indptr, indices, gvids, owner, pid, mark):
-    """mark[t] = 1 for every target t of the partition's rows owned by another partition."""
+def plan_mark_remote(indptr, indices, gvids, owner, pid, mark, run=RUN):
+    """mark[t] = 1 for every target t of the partition's rows (`gvids`, in any order) owned by
+    another partition."""
     boundary = np.zeros(STRIDE, dtype=np.int64)
+    n = gvids.size
     for j in prange(STRIDE):
         count = 0
-        for i in range(j * SPREAD % STRIDE, gvids.size, STRIDE):
-            prefetch_rows_every(indptr, indices, gvids, gvids.size, i, STRIDE, owner)
-            u = gvids[i]
-            end = indptr[u + 1]
-            for e in range(indptr[u], end):
-                if e + PREFETCH < end:
-                    prefetch(owner, indices[e + PREFETCH])
-                t = indices[e]
-                if owner[t] != pid:
-                    mark[t] = 1
-                    count += 1
+        for r in range(j * SPREAD % STRIDE, -(-n // run), STRIDE):
+            for i in range(r * run, min(n, (r + 1) * run)):
+                _prefetch_ahead(indptr, indices, gvids, n, i, owner)
+                u = gvids[i]
+                end = indptr[u + 1]
+                for e in range(indptr[u], end):
+                    if e + PREFETCH < end:
+                        prefetch(owner, indices[e + PREFETCH])
+                    t = indices[e]
+                    if owner[t] != pid:
+                        mark[t] = 1
+                        count += 1
         boundary[j] = count
     return boundary.sum()
 
@@ -129,16 +149,17 @@ def plan_ghosts(mark, order, part_ptr, table, n_local, ghost_ptr):
 
 
 @graph_kernel("indices")
-def plan_fill(indptr, indices, weights, has_weights, rows, table, n_local,
-              local_indptr, local_indices, local_weights):
-    """Row i of the partition is row rows[i] of (indptr, indices, weights), its targets renamed
+def plan_fill(indptr, indices, weights, has_weights, rows, dest, table, n_local,
+              local_indices, local_weights, run=RUN):
+    """Row rows[k] of (indptr, indices, weights) becomes the partition's row at dest[k] (the
+    rows in any order: in the graph's, its edges are read front to back), its targets renamed
     by their codes in `table` (a local id, or n_local + ghost slot): local targets and boundary
     targets in two groups, each by ascending key (`plan_keys`), ties in the row's order, the
     group whose first key is smaller first; so a group is a prefix or a suffix of the row (what
     cc_link_rest reads of a row). One random read per edge (its target's table entry, key and
-    code together), prefetched within the row and for the rows a few ahead
-    (prefetch_rows_every). May run in place (the same arrays in and out, rows = arange): a row
-    is read whole before it is written.
+    code together), prefetched within the row and for a row a few ahead. May run in place (the
+    same arrays in and out, rows = arange, dest = indptr[:-1]): a row is read whole before it
+    is written.
 
     A group's entries are ordered as int64s packing (key, position in the group), by insertion
     up to SHORT entries, else by sort_by_high_word (radix from RADIX entries), in the block's
@@ -149,19 +170,20 @@ def plan_fill(indptr, indices, weights, has_weights, rows, table, n_local,
         block_w = np.empty(ROW_SCRATCH if has_weights else 0, np.float64)
         block_tmp = np.empty(ROW_SCRATCH, np.int64)
         count = np.empty(256, np.int64)
-        for i in range(j * SPREAD % STRIDE, n_local, STRIDE):
-            prefetch_rows_every(indptr, indices, rows, n_local, i, STRIDE, table)
-            u = rows[i]
-            a, b = indptr[u], indptr[u + 1]
-            length = b - a
-            if length <= ROW_SCRATCH:
-                packed, codes, w, tmp = block_packed, block_codes, block_w, block_tmp
-            else:
-                packed, codes = np.empty(length, np.int64), np.empty(length, np.int64)
-                w = np.empty(length if has_weights else 0, np.float64)
-                tmp = np.empty(length, np.int64)
-            _fill_row(indices, weights, has_weights, a, b, table, n_local, packed, codes, w,
-                      tmp, count, local_indices, local_weights, local_indptr[i])
+        for r in range(j * SPREAD % STRIDE, -(-n_local // run), STRIDE):
+            for i in range(r * run, min(n_local, (r + 1) * run)):
+                _prefetch_ahead(indptr, indices, rows, n_local, i, table)
+                u = rows[i]
+                a, b = indptr[u], indptr[u + 1]
+                length = b - a
+                if length <= ROW_SCRATCH:
+                    packed, codes, w, tmp = block_packed, block_codes, block_w, block_tmp
+                else:
+                    packed, codes = np.empty(length, np.int64), np.empty(length, np.int64)
+                    w = np.empty(length if has_weights else 0, np.float64)
+                    tmp = np.empty(length, np.int64)
+                _fill_row(indices, weights, has_weights, a, b, table, n_local, packed, codes,
+                          w, tmp, count, local_indices, local_weights, dest[i])
 
 
 @njit(nogil=True, cache=True)

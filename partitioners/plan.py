@@ -500,7 +500,9 @@ def _build_views(plan, g):
     owner = narrow_owners(plan.owner, plan.n_partitions)
     views = []
     for pid, gvids in enumerate(plan.gvids):
-        boundary = _k.plan_mark_remote(g.indptr, g.indices, gvids, owner, pid, mark)
+        by_id = _o.sorted_ids(gvids)       # the rows in the graph's order: read front to back
+        boundary = _k.plan_mark_remote(g.indptr, g.indices, by_id, owner, pid, mark,
+                                       _k.ID_ORDER_RUN)
         _k.plan_codes(table, gvids, 0)
         # ghosts grouped by owner, each group in the owner's local order (its inbox is then
         # walked in order): each owner's vertices filtered by the marks, no sort
@@ -515,8 +517,9 @@ def _build_views(plan, g):
         indices = np.empty(int(indptr[-1]), dtype=local_dtype)
         has_w = g.weights is not None
         weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
-        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, gvids, table,
-                     gvids.size, indptr, indices, weights)
+        dest = _o.take(indptr, _o.take(plan.lvid_of, by_id))
+        _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, by_id, dest,
+                     table, gvids.size, indices, weights, _k.ID_ORDER_RUN)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land

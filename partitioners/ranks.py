@@ -171,7 +171,7 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         local_dtype = np.int32 if n_local + ghosts.size <= np.iinfo(np.int32).max else np.int64
         _k.plan_codes(table, _kr.searchsorted(gvid, gvids), 0)
         _k.plan_codes(table, ghosts, n_local)
-        _k.plan_fill(ptr, rows, w, has_w, local_rows, table, n_local, ptr, rows, w)
+        _k.plan_fill(ptr, rows, w, has_w, local_rows, ptr, table, n_local, rows, w)
         rows = rows.astype(local_dtype, copy=False)
         views.append(LocalView(ptr, rows, w if has_w else None, n_local,
                                _o.take(gvid, ghosts).astype(index_dtype(n_vertices)),
