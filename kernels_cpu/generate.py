@@ -1,4 +1,5 @@
-"""Graph generators (Graph500 R-MAT, uniform random) and the weights of generated edges.
+"""Graph generators (Graph500 R-MAT, uniform random, road-like grids) and the weights of
+generated edges.
 
 Every edge draws its random numbers from its own stream, started from a hash (SplitMix64's
 finaliser) of (seed, edge index), never from a per-thread stream, so a graph depends on its seed
@@ -122,6 +123,38 @@ def uniform_edges(n_vertices, seed, src, dst, first=0):
         y = mix64(x + _GOLDEN)
         src[i] = x % n
         dst[i] = y % n
+
+
+@graph_kernel("src")
+def road_edges(scale, seed, keep, extra, reach, src, dst, first=0):
+    """Road-like edges first, first + 1, ... into src, dst: vertex v = y x W + x of a W x H grid
+    (W = 2**ceil(scale / 2)) has three edge slots, 3v + k: k = 0 to (x + 1, y) and k = 1 to
+    (x, y + 1), each present with probability keep / 2**32, and k = 2 to a vertex at most
+    `reach` steps away on each axis, present with probability extra / 2**32. A slot without an
+    edge, or one leaving the grid, is the self-loop (v, v), which the cleanup removes."""
+    width_bits = (scale + 1) // 2
+    width = np.int64(1) << width_bits
+    height = np.int64(1) << (scale - width_bits)
+    span = np.uint64(2 * reach + 1)
+    for i in prange(src.size):
+        e = first + i
+        h = mix64(seed ^ (np.uint64(e) * _GOLDEN))
+        v = e // 3
+        k = e - 3 * v
+        x = v & (width - 1)
+        y = v >> width_bits
+        if k == 2:
+            dx = np.int64((h >> np.uint64(32)) % span) - reach
+            dy = np.int64((h >> np.uint64(48)) % span) - reach
+            present = (h & _LOW32) < extra
+        else:
+            dx = np.int64(1 - k)
+            dy = np.int64(k)
+            present = (h & _LOW32) < keep
+        tx = x + dx
+        ty = y + dy
+        src[i] = v
+        dst[i] = ty * width + tx if present and 0 <= tx < width and 0 <= ty < height else v
 
 
 @graph_kernel("indices")

@@ -205,6 +205,7 @@ def generate_share(comm, generator, undirected=False, weighted=False, in_view=Fa
     `edges(first, count)` (src, dst arrays of those raw edges) and `weights(indptr, indices,
     first_row)`. Collective."""
     spec, n, total = generator.spec, generator.n_vertices, generator.n_raw_edges
+    undirected = undirected or generator.symmetric
     size, r = comm.size, comm.rank
     agreed(comm, check_memory, rank_bytes(size, n, total * (2 if undirected else 1), weighted,
                                           in_view), f"its share of graph '{spec}'")

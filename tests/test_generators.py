@@ -132,11 +132,35 @@ def test_edge_factor():
 
 
 @pytest.mark.parametrize("spec", ["rmat:abc", "rmat:0", "rmat:41", "kron:5", "rmat:", "rmat",
-                                  "rmat:5:0", "rmat:5:x", "rmat:5:4:3", "uniform:-1"])
+                                  "rmat:5:0", "rmat:5:x", "rmat:5:4:3", "uniform:-1",
+                                  "road:5:3"])
 def test_bad_spec(spec):
     with pytest.raises(InputError) as info:
         generate(spec)
     assert f"'{spec}'" in str(info.value)
+
+
+def test_road_is_a_sparse_grid_of_high_diameter():
+    """road:SCALE: undirected whatever is asked, the distinct non-loop pairs of its raw edges
+    both ways, edges within ROAD_REACH grid steps, average degree about 3, and a diameter of
+    the order of the grid's side (an R-MAT graph of the same size has one under 10)."""
+    scale, seed = 12, 5
+    n, width = 1 << scale, 1 << 6
+    src, dst = (a.astype(np.int64) for a in raw_edges("road", scale, 3, seed))
+    keep = src != dst
+    assert np.all(np.abs(src % width - dst % width) <= 3)
+    assert np.all(np.abs(src // width - dst // width) <= 3)
+    pairs = np.unique(np.concatenate([src[keep] * n + dst[keep], dst[keep] * n + src[keep]]))
+    g = generate(f"road:{scale}", seed=seed)
+    assert not g.directed and same_graph(g, generate(f"road:{scale}", seed=seed,
+                                                     undirected=True))
+    assert np.array_equal(g.edge_sources().astype(np.int64) * n + g.indices, pairs)
+    assert 2.6 < g.n_edges / n < 3.4
+    labels = sp.csgraph.connected_components(as_matrix(g))[1]
+    giant = np.flatnonzero(labels == np.argmax(np.bincount(labels)))
+    assert giant.size > 0.9 * n
+    hops = sp.csgraph.shortest_path(as_matrix(g), indices=[giant[0]], unweighted=True)[0]
+    assert hops[np.isfinite(hops)].max() > width
 
 
 def test_too_big_is_refused_before_allocating():

@@ -1,10 +1,16 @@
-"""Generated graphs: `rmat:SCALE[:EDGEFACTOR]` (Graph500 Kronecker) and `uniform:SCALE[:EDGEFACTOR]`.
+"""Generated graphs: `rmat:SCALE[:EDGEFACTOR]` (Graph500 Kronecker), `uniform:SCALE[:EDGEFACTOR]`
+and `road:SCALE` (a road-like grid).
 
 n = 2**SCALE vertices and EDGEFACTOR * n generated edges (default 16). R-MAT uses the Graph500
 parameters A=.57 B=.19 C=.19 D=.05 and, like Graph500, permutes the vertex ids with a seeded
 scramble (otherwise vertex 0 is always the hub). Self-loops and duplicate edges are removed
 afterwards, so a graph has fewer edges than were generated; `undirected` symmetrises first and
 then removes duplicates.
+A road graph has the high diameter and low degree of a road network: the vertices form a grid
+of 2**ceil(SCALE/2) columns, each joined to its right and lower neighbour with probability
+ROAD_KEEP, plus, with probability ROAD_EXTRA, one edge to a vertex at most ROAD_REACH steps away
+on each axis (average degree about 3). Road graphs are undirected whatever `undirected` says,
+and their ids follow the grid's rows, as road files' ids follow geography.
 A given seed gives the same graph whatever the thread count.
 """
 
@@ -19,29 +25,31 @@ from kernels_cpu import generate as _gen
 from .errors import InputError, check_memory
 from .graph import Graph, csr_bytes, index_dtype
 
-GENERATORS = ("rmat", "uniform")
+GENERATORS = ("rmat", "uniform", "road")
 DEFAULT_EDGE_FACTOR = 16
 MAX_SCALE = 40
 RMAT_ABCD = (0.57, 0.19, 0.19, 0.05)
 WEIGHT_RANGE = (1, 255)
+ROAD_KEEP, ROAD_EXTRA, ROAD_REACH = 0.7, 0.1, 3
 # independent hash streams for the parts drawn from one user seed
 _EDGE_STREAM, _WEIGHT_STREAM = 0x5EED0001, 0x5EED0002
 
 
 def parse_spec(spec):
     """'rmat:20' -> ('rmat', 20, 16); bad specs raise InputError naming the spec."""
-    usage = "expected rmat:SCALE[:EDGEFACTOR] or uniform:SCALE[:EDGEFACTOR]"
+    usage = "expected rmat:SCALE[:EDGEFACTOR], uniform:SCALE[:EDGEFACTOR] or road:SCALE"
     parts = str(spec).split(":")
     kind = parts[0].lower()
     if kind not in GENERATORS:
         raise InputError(f"unknown graph generator '{parts[0]}' in '{spec}': {usage}")
-    if len(parts) not in (2, 3):
+    if len(parts) not in ((2,) if kind == "road" else (2, 3)):
         raise InputError(f"bad graph spec '{spec}': {usage}")
     if not all(re.fullmatch(r"[0-9]+", p) for p in parts[1:]):
         raise InputError(f"bad graph spec '{spec}': SCALE and EDGEFACTOR must be integers "
                          f"({usage})")
     scale = int(parts[1])
-    edge_factor = int(parts[2]) if len(parts) == 3 else DEFAULT_EDGE_FACTOR
+    edge_factor = int(parts[2]) if len(parts) == 3 else 3 if kind == "road" else \
+        DEFAULT_EDGE_FACTOR
     if not 1 <= scale <= MAX_SCALE:
         raise InputError(f"bad graph spec '{spec}': SCALE must be from 1 to {MAX_SCALE}")
     if edge_factor < 1:
@@ -82,6 +90,7 @@ def _stream_seed(seed, stream):
 def generate(spec, seed=0, undirected=False, weighted=False):
     """The graph of a generator spec; weighted attaches integer weights in [1, 255] (float64)."""
     kind, scale, edge_factor = parse_spec(spec)
+    undirected = undirected or kind == "road"
     n_vertices = 1 << scale
     n_generated = edge_factor * n_vertices
     idx = index_dtype(n_vertices)
@@ -122,6 +131,9 @@ def raw_edges(kind, scale, edge_factor, seed, first=0, count=None):
         keys = keys * np.uint64(2) + np.uint64(1)      # odd: multiplication is then invertible
         _gen.rmat_edges(scale, edge_seed, t_a, t_ab, t_abc, *_RMAT_TABLES, keys, src, dst,
                         first)
+    elif kind == "road":
+        keep, extra = (np.uint64(round(p * 2**32)) for p in (ROAD_KEEP, ROAD_EXTRA))
+        _gen.road_edges(scale, edge_seed, keep, extra, ROAD_REACH, src, dst, first)
     else:
         _gen.uniform_edges(n_vertices, edge_seed, src, dst, first)
     return src, dst
@@ -130,13 +142,15 @@ def raw_edges(kind, scale, edge_factor, seed, first=0, count=None):
 class Generator:
     """A generator spec with its seed, as the ranks' loader takes it
     (partitioners.distributed.generate_share): the graph's size, any range of its raw edges, the
-    weights of any block of rows."""
+    weights of any block of rows, and whether its edges go both ways whatever the run asks
+    (`symmetric`: road graphs)."""
 
     def __init__(self, spec, seed=0):
         self.kind, self.scale, self.edge_factor = parse_spec(spec)
         self.spec, self.seed = str(spec), seed
         self.n_vertices = 1 << self.scale
         self.n_raw_edges = self.edge_factor * self.n_vertices
+        self.symmetric = self.kind == "road"
 
     def edges(self, first, count):
         return raw_edges(self.kind, self.scale, self.edge_factor, self.seed, first, count)
@@ -167,7 +181,7 @@ def is_generator(spec):
 
 
 def graph_from_spec(spec, seed=0, undirected=False, weighted=False, **load_options):
-    """`--graph SPEC`: a generator spec (rmat:..., uniform:...) or a file (`is_generator`).
+    """`--graph SPEC`: a generator spec (rmat:..., uniform:..., road:...) or a file (`is_generator`).
     `weighted` applies to generated graphs; a file's weights come from the file, read by
     `totem_py.io.load` (or `totem_py.store.load`, a .tcsr file) with `load_options`."""
     spec = os.fspath(spec)
