@@ -14,7 +14,7 @@ harness's MAX_TRIALS). A hybrid BFS takes a few ms, and its trials spread by up 
 The TOTEM column holds the original TOTEM's times, the ratio column ours / TOTEM where the
 configuration matches and the target column the ratio aimed at (TARGET; TARGET_SHORT for the
 hybrid BFS cells) and whether the cell is within it: with --totem, the times
-experiments.totem_baseline measured (best on the same host, just before); without, TOTEM_MS,
+`experiments.baselines totem` measured (best on the same host, just before); without, TOTEM_MS,
 rmat:24 undirected on another host (shown at --scale 24 only). The output's header and the
 JSON's `totem` entry say which. docs/results/bench_gpu_rmat24_h100.txt is this
 benchmark's latest run.
@@ -31,7 +31,7 @@ from totem_py.model import phase_times
 # The original TOTEM (netsyslab/Totem, built for sm_90) on GAP's Kronecker scale-24 graph (rmat:24's
 # generator parameters), median of repetitions 2-4, measured on one H200 host (16 cores) right
 # after this benchmark. CPU-bound cells vary by up to 2x between hosts of one type: a ratio
-# against this table from another host says little about them; experiments.totem_baseline on
+# against this table from another host says little about them; experiments.baselines on
 # the same host (--totem) says more.
 TOTEM_HOST = "an H200 host (16 cores)"
 TOTEM_MS = {  # algorithm -> {configuration: TOTEM's time in ms on rmat:24 undirected}
@@ -115,11 +115,12 @@ def totem_column(path, scale):
     try:
         with open(path) as f:
             report = json.load(f)
-        times, measured = report["times_ms"], report["scale"]
-        if measured != scale:
-            raise ValueError(f"rmat:{measured}, not rmat:{scale}")
+        times = report["times_ms"]
+        measured = report.get("graph") or f"rmat:{report['scale']}"
+        if measured != f"rmat:{scale}":
+            raise ValueError(f"{measured}, not rmat:{scale}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"bench_gpu: --totem {path}: not a totem_baseline run of this graph ({exc})",
+        print(f"bench_gpu: --totem {path}: not a baselines run of this graph ({exc})",
               file=sys.stderr)
         sys.exit(2)
     return times, f"{path}: TOTEM on {report.get('hardware', 'an unnamed host')}"
@@ -142,7 +143,8 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--totem", default=None,
-                    help="the JSON of experiments.totem_baseline: its times as the TOTEM column")
+                    help="the JSON of `experiments.baselines totem` (or another system's): its "
+                         "times as the TOTEM column")
     ap.add_argument("--breakdown", action="store_true",
                     help="under each row, where its last trial's time went (CPU and GPU "
                          "compute, exchange, the rest)")

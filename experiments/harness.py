@@ -21,9 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-import totem_py
 from experiments.provenance import header, provenance
-from totem_py.algorithms import ALGORITHMS
 
 MAX_TRIALS = 25
 # the keywords of totem_py.run that make a plan: configurations that agree on them share one
@@ -38,7 +36,9 @@ def start(module, argv, gpu=False):
 
 
 def make_graph(spec, undirected=True, weighted=False, seed=0):
-    """The benchmark's graph, generated once and described in one line."""
+    """The benchmark's graph, generated once and described in one line. (totem_py, which
+    starts Numba, is imported on first use: a benchmark may set Numba's thread count first.)"""
+    import totem_py
     t0 = time.perf_counter()
     graph = totem_py.generate(spec, seed=seed, undirected=undirected, weighted=weighted)
     print(f"{spec} {'undirected' if undirected else 'directed'}: {graph.n_vertices} vertices, "
@@ -46,9 +46,15 @@ def make_graph(spec, undirected=True, weighted=False, seed=0):
     return graph
 
 
+def registered(name):
+    """The algorithm's class in totem_py's registry."""
+    from totem_py.algorithms import ALGORITHMS
+    return ALGORITHMS[name]
+
+
 def same(algorithm, one, two):
     """Whether two results of `algorithm` agree (its class's `compare`)."""
-    return ALGORITHMS[algorithm].compare(one, two) is None
+    return registered(algorithm).compare(one, two) is None
 
 
 class Cell(NamedTuple):
@@ -76,6 +82,7 @@ def cells(graph, configs, algorithms, trials=3, min_timed=0.0, verify=(), refs=N
     in `verify`, and always for algorithms whose results depend on the plan. A run that raises
     (a configuration that does not fit) yields metrics None and the error as its check.
     """
+    import totem_py
     refs = {} if refs is None else refs
     source = common.pop("source", None)
     plan, last = None, None
@@ -87,7 +94,7 @@ def cells(graph, configs, algorithms, trials=3, min_timed=0.0, verify=(), refs=N
             gc.collect()
         last = key
         for alg in algorithms:
-            check_all = verify is True or not ALGORITHMS[alg].same_on_every_plan
+            check_all = verify is True or not registered(alg).same_on_every_plan
             checked = check_all or (alg not in refs and alg in verify)
             opts = dict(kw, **(options(alg) if options else {}))
             t0 = time.perf_counter()
