@@ -228,7 +228,7 @@ class System:
     graph_flag: str = ""    # the flag before the graph file
     shown: tuple = ()       # the fields of a run printed beside its time
     repeats_inside: bool = True     # one process runs --repeat times (else one process a run)
-    env: Callable = dict    # args -> variables to set for it
+    env: Callable = lambda args: {}     # args -> variables to set for it
 
 
 SYSTEMS = {
