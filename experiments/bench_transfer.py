@@ -36,7 +36,7 @@ from totem_py.run import parse_bytes
 ENGINES = ("filter", "compaction", "zerocopy", "auto")
 LETTERS = {"resident": "R", "filter": "F", "compaction": "C", "zerocopy": "Z"}
 # other systems' times on an H100 host of the type the results in docs/results/ come from, ms:
-# (graph, undirected) -> alg -> ms. HyTGraph's: experiments.hytgraph_baseline
+# (graph, undirected) -> alg -> ms. HyTGraph's: `experiments.baselines hytgraph`
 # (docs/results/hytgraph_rmat22_h100.txt); its PageRank is PageRank-Delta to the same tolerance,
 # 61 rounds, and 5 of its rounds stand beside our 5 PageRank rounds.
 OTHERS = {
