@@ -21,7 +21,6 @@ distances, CC components and min-id labels, PageRank L1), and the hybrid result 
 
 import argparse
 import gc
-import json
 import os
 import platform
 import resource
@@ -31,7 +30,7 @@ import time
 
 import numpy as np
 
-from experiments.provenance import header, provenance
+from experiments.harness import Report, cells, make_graph, start
 
 ALGORITHMS = ("bfs", "sssp", "cc", "pagerank")
 # speedup of ours-CPU over scipy that we aim for (PageRank: per round)
@@ -84,26 +83,30 @@ def per_round(alg, seconds, iterations):
 
 # ---------------------------------------------------------------- ours
 
-_plans = {}   # (cpu_share, device) -> the plan of the first run, reused by the other algorithms
-
-
-def run_ours(totem_py, graph, alg, cpu_share, device, args, source):
-    t0 = time.perf_counter()
-    result = totem_py.run(graph, alg, partition="HIGH", cpu_share=cpu_share, gpus=1, device=device,
-                          source=source if alg in ("bfs", "sssp") else None,
-                          iterations=args.iterations, trials=args.trials, threads=args.threads,
-                          seed=args.seed, plan=_plans.get((cpu_share, device)),
-                          # SciPy's and NetworKit's PageRank here walk the graph unweighted
-                          **({"unweighted": True} if alg == "pagerank" else {}))
-    call_s = time.perf_counter() - t0
-    _plans[cpu_share, device] = result.plan
-    m = result.metrics
-    values = result.values
-    row = dict(time_s=m["time_s"], trials_s=m["trials_s"], teps=m["teps"],
-               supersteps=m["supersteps"], prepare_s=m.get("prepare_s"), device=m["device"],
-               cpu_share=cpu_share, beta=m["beta"], beta_aggregated=m["beta_aggregated"],
-               partitions=m["partitions"], source=m["source"], call_s=call_s)
-    return values, row
+def run_ours(graph, args, source):
+    """{algorithm: (CPU-only values, hybrid values)} and their rows, through the harness: each
+    configuration's algorithms share its plan; the hybrid results are checked against the CPU's."""
+    configs = [("ours_cpu", dict(cpu_share=1.0, device="cpu"))]
+    configs += [] if args.no_hybrid else [("ours_hybrid", dict(cpu_share=0.5, device="emulated"))]
+    rows = {a: dict(algorithm=a) for a in args.algorithms}
+    values = {a: [None, None] for a in args.algorithms}
+    for c in cells(graph, configs, args.algorithms, trials=args.trials, partition="HIGH",
+                   gpus=1, source=source, iterations=args.iterations, threads=args.threads,
+                   seed=args.seed,
+                   # SciPy's and NetworKit's PageRank here walk the graph unweighted
+                   options=lambda alg: {"unweighted": True} if alg == "pagerank" else {}):
+        m = c.metrics
+        if m is None:
+            raise RuntimeError(f"{c.algorithm} {c.config}: {c.check}")
+        log(f"[{graph.spec}] ours {c.algorithm} {c.config}: {m['time_s']:.4f} s ({c.check})")
+        values[c.algorithm][c.config == "ours_hybrid"] = c.values
+        rows[c.algorithm][c.config] = dict(
+            time_s=m["time_s"], trials_s=m["trials_s"], teps=m["teps"],
+            supersteps=m["supersteps"], prepare_s=m.get("prepare_s"), device=m["device"],
+            cpu_share=m["cpu_share"], beta=m["beta"], beta_aggregated=m["beta_aggregated"],
+            partitions=m["partitions"], source=m["source"], call_s=c.wall_s, check=c.check)
+        gc.collect()
+    return values, rows
 
 
 # ---------------------------------------------------------------- scipy
@@ -210,13 +213,11 @@ def run_networkit(nk, g_nk, alg, source, directed, args):
 
 # ---------------------------------------------------------------- checks
 
-def check_bfs(ours, hybrid, scipy_order, nk_dist):
+def check_bfs(ours, scipy_order, nk_dist):
     problems = []
     reached = int((ours >= 0).sum())
     if reached != scipy_order.size:
         problems.append(f"reached {reached} != scipy {scipy_order.size}")
-    if hybrid is not None and not np.array_equal(ours, hybrid):
-        problems.append(f"hybrid differs at {int((ours != hybrid).sum())} vertices")
     if nk_dist is not None:
         lev = np.where(ours >= 0, ours.astype(np.float64), np.inf)
         if not np.array_equal(lev, nk_dist):
@@ -233,20 +234,18 @@ def _dist_mismatch(a, b):
     return int((np.isinf(a) != np.isinf(b)).sum() + (~np.isclose(a[fin], b[fin], rtol=SSSP_RTOL, atol=0)).sum())
 
 
-def check_sssp(ours, hybrid, scipy_dist, nk_dist):
+def check_sssp(ours, scipy_dist, nk_dist):
     problems = []
     bad = _dist_mismatch(ours, scipy_dist)
     if bad is not None:
         problems.append(f"distances differ from scipy at {bad} vertices")
-    if hybrid is not None and (bad := _dist_mismatch(ours, hybrid)) is not None:
-        problems.append(f"hybrid differs at {bad} vertices")
     if nk_dist is not None and (bad := _dist_mismatch(ours, nk_dist)) is not None:
         problems.append(f"distances differ from networkit at {bad} vertices")
     return problems, dict(reached=int(np.isfinite(ours).sum()),
                           scipy_reached=int(np.isfinite(scipy_dist).sum()))
 
 
-def check_cc(ours, hybrid, scipy_cc, nk_count):
+def check_cc(ours, scipy_cc, nk_count):
     problems = []
     ncomp, labels = scipy_cc
     ours_count = int(np.unique(ours).size)
@@ -257,8 +256,6 @@ def check_cc(ours, hybrid, scipy_cc, nk_count):
     expected = first[labels]
     if not np.array_equal(ours, expected):
         problems.append(f"min-id labels differ at {int((ours != expected).sum())} vertices")
-    if hybrid is not None and not np.array_equal(ours, hybrid):
-        problems.append(f"hybrid differs at {int((ours != hybrid).sum())} vertices")
     if nk_count is not None and nk_count != ncomp:
         problems.append(f"networkit {nk_count} components != scipy {ncomp}")
     return problems, dict(components=ours_count, scipy_components=int(ncomp), networkit_components=nk_count)
@@ -270,8 +267,6 @@ def check_pagerank(ours, hybrid, scipy_rank, nk_rank):
     if not l1 < PAGERANK_L1:
         problems.append(f"L1 vs scipy {l1:.2e}")
     l1_h = float(np.abs(ours - hybrid).sum()) if hybrid is not None else None
-    if l1_h is not None and not l1_h < PAGERANK_L1:
-        problems.append(f"hybrid L1 {l1_h:.2e}")
     l1_nk = float(np.abs(ours - nk_rank).sum()) if nk_rank is not None else None
     if l1_nk is not None and not l1_nk < PAGERANK_L1:
         problems.append(f"L1 vs networkit {l1_nk:.2e}")
@@ -280,30 +275,15 @@ def check_pagerank(ours, hybrid, scipy_rank, nk_rank):
 
 # ---------------------------------------------------------------- one scale
 
-def bench_scale(totem_py, nk, scale, args):
+def bench_scale(nk, scale, args):
     spec = f"rmat:{scale}"
     load_before = os.getloadavg()
-    log(f"[{spec}] generating (undirected={args.undirected}, weighted)")
     t0 = time.perf_counter()
-    g_w = totem_py.generate(spec, seed=args.seed, undirected=args.undirected, weighted=True)
+    g_w = make_graph(spec, undirected=args.undirected, weighted=True, seed=args.seed)
     gen_s = time.perf_counter() - t0
     source = pick_source(g_w, args.seed)
-    log(f"[{spec}] {g_w.n_vertices} vertices, {g_w.n_edges} edges, generated in {gen_s:.1f} s; "
-        f"source {source}")
-    graph_for = {a: g_w for a in args.algorithms}   # weights are ignored but by sssp: one plan
-    rows = {a: dict(algorithm=a) for a in args.algorithms}
-    values = {}
-
-    for alg in args.algorithms:
-        g = graph_for[alg]
-        log(f"[{spec}] ours {alg}: cpu")
-        v_cpu, rows[alg]["ours_cpu"] = run_ours(totem_py, g, alg, 1.0, "cpu", args, source)
-        v_hyb = None
-        if not args.no_hybrid:
-            log(f"[{spec}] ours {alg}: hybrid (emulated, cpu-share 0.5)")
-            v_hyb, rows[alg]["ours_hybrid"] = run_ours(totem_py, g, alg, 0.5, "emulated", args, source)
-        values[alg] = (v_cpu, v_hyb)
-        gc.collect()
+    log(f"[{spec}] source {source}")
+    values, rows = run_ours(g_w, args, source)     # weights are ignored but by sssp: one plan
 
     log(f"[{spec}] building scipy matrices")
     t0 = time.perf_counter()
@@ -351,8 +331,11 @@ def bench_scale(totem_py, nk, scale, args):
     for alg in args.algorithms:
         v_cpu, v_hyb = values[alg]
         checker = {"bfs": check_bfs, "sssp": check_sssp, "cc": check_cc, "pagerank": check_pagerank}[alg]
-        problems, detail = checker(v_cpu, v_hyb, scipy_out[alg], nk_out.get(alg))
+        extra = (v_hyb,) if alg == "pagerank" else ()
+        problems, detail = checker(v_cpu, *extra, scipy_out[alg], nk_out.get(alg))
         row = rows[alg]
+        if row.get("ours_hybrid", {}).get("check") == "DIFFERS":
+            problems.append("hybrid differs")
         row["check"] = "ok" if not problems else "MISMATCH: " + "; ".join(problems)
         row["check_detail"] = detail
         row["speedup_vs_scipy"] = row["scipy"]["time_s"] / row["ours_cpu"]["time_s"]
@@ -371,7 +354,6 @@ def bench_scale(totem_py, nk, scale, args):
                peak_rss_gib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
                rows=[rows[a] for a in args.algorithms])
     del g_w, values, scipy_out, nk_out
-    _plans.clear()
     gc.collect()
     return out
 
@@ -480,12 +462,10 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    prov = provenance("experiments.bench_cpu", argv)
-    print(header(prov), flush=True)
+    prov = start("experiments.bench_cpu", argv)
     # let numba start as many threads as asked for, even beyond the core count
     os.environ.setdefault("NUMBA_NUM_THREADS", str(max(args.threads, os.cpu_count() or 1)))
     import numba
-    import totem_py
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     nk = None
     if not args.no_networkit:
@@ -495,41 +475,26 @@ def main(argv=None):
         except ImportError:
             log("networkit is not importable: skipping it")
             nk = None
-    report = dict(**prov, machine=machine_info(args, numba, nk),
-                  args=dict(scales=args.scales, algorithms=args.algorithms, threads=args.threads,
-                            trials=args.trials, iterations=args.iterations, seed=args.seed,
-                            undirected=args.undirected, networkit=nk is not None,
-                            hybrid=not args.no_hybrid),
-                  targets=TARGETS, scales=[])
+    report = Report(args.json, prov, key="scales", machine=machine_info(args, numba, nk),
+                    args=dict(scales=args.scales, algorithms=args.algorithms,
+                              threads=args.threads, trials=args.trials,
+                              iterations=args.iterations, seed=args.seed,
+                              undirected=args.undirected, networkit=nk is not None,
+                              hybrid=not args.no_hybrid),
+                    targets=TARGETS)
     if nk is not None:
-        report["machine"]["networkit_threads"] = nk.getMaxNumberOfThreads()
+        report.data["machine"]["networkit_threads"] = nk.getMaxNumberOfThreads()
     t_all = time.perf_counter()
     for scale in args.scales:
         t0 = time.perf_counter()
-        res = bench_scale(totem_py, nk, scale, args)
+        res = bench_scale(nk, scale, args)
         res["wall_s"] = time.perf_counter() - t0
-        report["scales"].append(res)
+        report.add(res)                 # after every scale, so a long run leaves data
         print_tables(res, args)
         print(f"(rmat:{scale} took {res['wall_s']:.0f} s wall, peak RSS so far {res['peak_rss_gib']:.1f} GiB)")
-        if args.json:                           # rewrite after every scale, so a long run leaves data
-            _write_json(args.json, report)
-    report["wall_s"] = time.perf_counter() - t_all
-    if args.json:
-        _write_json(args.json, report)
+    report.data["wall_s"] = time.perf_counter() - t_all
+    report.save()
     return 0
-
-
-def _write_json(path, report):
-    with open(path, "w") as f:
-        json.dump(report, f, indent=1, default=_json_default)
-
-
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"cannot serialise {type(o).__name__}")
 
 
 if __name__ == "__main__":

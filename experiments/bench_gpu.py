@@ -3,18 +3,18 @@ hybrid HIGH/LOW/RAND at several CPU shares, for BFS, PageRank, SSSP, CC and BC, 
 
     python -m experiments.bench_gpu --scale 24 --threads 16 --json out/bench_gpu.json
 
-Prints a table (time, MTEPS, supersteps, per-superstep overhead; with --breakdown, under each row
-where its last trial's time went, as totem_py.model.phase_times splits it) and writes the records
-as JSON, each with the host's CPU steal time over its runs (`steal_percent`, from /proc/stat; None
-elsewhere).
+Prints a table (time, MTEPS, supersteps, per-superstep overhead, the host's CPU steal time over
+the cell's runs (`steal_percent`, from /proc/stat; None elsewhere); with --breakdown, under each
+row where its last trial's time went, as totem_py.model.phase_times splits it) and writes the
+records as JSON (experiments/harness.py runs the cells).
 Times are medians over `--trials` timed runs, or more for short runs: a run whose trials add up
-to less than `--min-timed` seconds is repeated with enough trials to reach it (at most
-MAX_TRIALS). A hybrid BFS takes a few ms, and its trials spread by up to 1.6x (4.4-7.2 ms on
-an H100 host): the median of 3 says little.
+to less than `--min-timed` seconds is repeated with enough trials to reach it (at most the
+harness's MAX_TRIALS). A hybrid BFS takes a few ms, and its trials spread by up to 1.6x
+(4.4-7.2 ms on an H100 host): the median of 3 says little.
 The TOTEM column holds the original TOTEM's times, the ratio column ours / TOTEM where the
 configuration matches and the target column the ratio aimed at (TARGET; TARGET_SHORT for the
 hybrid BFS cells) and whether the cell is within it: with --totem, the times
-experiments.totem_baseline measured (best on the same host, just before); without, TOTEM_MS,
+`experiments.baselines totem` measured (best on the same host, just before); without, TOTEM_MS,
 rmat:24 undirected on another host (shown at --scale 24 only). The output's header and the
 JSON's `totem` entry say which. docs/results/bench_gpu_rmat24_h100.txt is this
 benchmark's latest run.
@@ -22,21 +22,16 @@ benchmark's latest run.
 
 import argparse
 import json
-import math
 import statistics
 import sys
-import time
 
-import numpy as np
-
-import totem_py
-from experiments.provenance import header, provenance
+from experiments.harness import Report, Table, cells, make_graph, start
 from totem_py.model import phase_times
 
 # The original TOTEM (netsyslab/Totem, built for sm_90) on GAP's Kronecker scale-24 graph (rmat:24's
 # generator parameters), median of repetitions 2-4, measured on one H200 host (16 cores) right
 # after this benchmark. CPU-bound cells vary by up to 2x between hosts of one type: a ratio
-# against this table from another host says little about them; experiments.totem_baseline on
+# against this table from another host says little about them; experiments.baselines on
 # the same host (--totem) says more.
 TOTEM_HOST = "an H200 host (16 cores)"
 TOTEM_MS = {  # algorithm -> {configuration: TOTEM's time in ms on rmat:24 undirected}
@@ -55,9 +50,6 @@ TARGET_SHORT = 0.9  # in the hybrid BFS cells, whose times are 3.6-4.3 ms
 def target(alg, config):
     """The ratio ours / TOTEM aimed at in a cell."""
     return TARGET_SHORT if alg == "bfs" and config.startswith(("HIGH", "LOW", "RAND")) else TARGET
-
-
-MAX_TRIALS = 25
 
 
 def cpu_jiffies():
@@ -113,16 +105,6 @@ def overhead_ms(metrics):
     return 1e3 * statistics.median(w[i] for w in walls for i in steps)
 
 
-def same(alg, values, ref):
-    if alg in ("bfs", "cc"):
-        return bool(np.array_equal(values, ref))
-    if alg == "pagerank":
-        return float(np.abs(values - ref).sum()) <= 1e-4
-    if alg == "pagerank_delta":      # two results within the bound of the limit from below
-        return float(np.abs(values - ref).sum()) <= 0.01 * 0.85 / 0.15     # (default tolerance)
-    return bool(np.allclose(values, ref, rtol=1e-5, atol=1e-9))
-
-
 def totem_column(path, scale):
     """(algorithm -> {configuration: TOTEM's ms}, where they come from) for a run at `scale`."""
     if path is None:
@@ -133,11 +115,12 @@ def totem_column(path, scale):
     try:
         with open(path) as f:
             report = json.load(f)
-        times, measured = report["times_ms"], report["scale"]
-        if measured != scale:
-            raise ValueError(f"rmat:{measured}, not rmat:{scale}")
+        times = report["times_ms"]
+        measured = report.get("graph") or f"rmat:{report['scale']}"
+        if measured != f"rmat:{scale}":
+            raise ValueError(f"{measured}, not rmat:{scale}")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"bench_gpu: --totem {path}: not a totem_baseline run of this graph ({exc})",
+        print(f"bench_gpu: --totem {path}: not a baselines run of this graph ({exc})",
               file=sys.stderr)
         sys.exit(2)
     return times, f"{path}: TOTEM on {report.get('hardware', 'an unnamed host')}"
@@ -160,90 +143,51 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--totem", default=None,
-                    help="the JSON of experiments.totem_baseline: its times as the TOTEM column")
+                    help="the JSON of `experiments.baselines totem` (or another system's): its "
+                         "times as the TOTEM column")
     ap.add_argument("--breakdown", action="store_true",
                     help="under each row, where its last trial's time went (CPU and GPU "
                          "compute, exchange, the rest)")
     args = ap.parse_args(argv)
-    prov = provenance("experiments.bench_gpu", argv, gpu=args.device == "gpu")
-    print(header(prov), flush=True)
+    prov = start("experiments.bench_gpu", argv, gpu=args.device == "gpu")
     totem_ms, totem_from = totem_column(args.totem, args.scale)
     print(f"# TOTEM column: {totem_from}", flush=True)
     algorithms = args.algorithms.split(",")
-    shares = [float(s) for s in args.shares.split(",")]
-    t0 = time.perf_counter()
     # weights only for SSSP: rmat:26's would take 17 GB of the H100 host's 128
-    graph = totem_py.generate(f"rmat:{args.scale}", undirected=True,
-                              weighted="sssp" in algorithms)
-    print(f"rmat:{args.scale} undirected: {graph.n_vertices} vertices, {graph.n_edges} edges, "
-          f"generated in {time.perf_counter() - t0:.1f} s", flush=True)
-    source = None
-    records = []
-    reference = {}   # algorithm -> CPU-only result (itself checked by the verifier)
-    print(f"{'algorithm':9} {'config':10} {'time ms':>10} {'MTEPS':>9} {'steps':>6} "
-          f"{'ovh ms':>7} {'TOTEM ms':>9} {'ratio':>6} {'target':>10} {'trials':>6}  check",
-          flush=True)
-    for label, strategy, share, device, transfer in configurations(
-            args.configs.split(","), args.strategies.split(","), shares, args.device):
-        plan = None
-        host0 = cpu_jiffies()
-        for alg in algorithms:
-            t1 = time.perf_counter()
-            jiffies = cpu_jiffies()
-            options = dict(partition=strategy, cpu_share=share, device=device,
-                           iterations=args.iterations, threads=args.threads, transfer=transfer)
-            try:
-                r = totem_py.run(graph, alg, source=source, trials=args.trials, plan=plan,
-                                 verify=label == "cpu" and alg in ("bfs", "sssp", "cc"),
-                                 **options)
-                timed = max(sum(r.metrics["trials_s"]), 1e-9)
-                trials = min(MAX_TRIALS, math.ceil(args.min_timed / timed * args.trials))
-                if trials > args.trials:
-                    first = r
-                    r = totem_py.run(graph, alg, source=r.metrics["source"], trials=trials,
-                                     plan=r.plan, **options)
-                    if not same(alg, r.values, first.values):
-                        raise RuntimeError(f"the run with {trials} trials gave other values")
-            except Exception as exc:   # a configuration that does not fit is reported, not fatal
-                print(f"{alg:9} {label:10} failed: {type(exc).__name__}: {exc}", flush=True)
-                continue
-            plan = r.plan
-            m = r.metrics
-            source = m["source"] if source is None else source
-            if label == "cpu":
-                reference[alg] = r.values
-                check = "verified" if alg in ("bfs", "sssp", "cc") else "reference"
-            elif alg in reference:
-                check = "same" if same(alg, r.values, reference[alg]) else "DIFFERS"
-            else:
-                check = "-"     # not checked: the cpu configuration did not run
-            records.append(dict(config=label, wall_s=time.perf_counter() - t1,
-                                steal_percent=steal_percent(jiffies, cpu_jiffies()), **m))
-            totem = totem_ms.get(alg, {}).get(label)
-            ms = m["time_s"] * 1e3
-            ratio = f"{ms / totem:6.2f}" if totem else "     -"
-            aim = target(alg, label)
-            aim = (f"{aim:.2f} {'met' if ms <= aim * totem else 'over'}" if totem else "-")
-            ovh = overhead_ms(m)
-            print(f"{alg:9} {label:10} {ms:10.2f} {m['teps'] / 1e6:9.1f} {m['supersteps']:6d} "
-                  f"{'-' if ovh is None else f'{ovh:.3f}':>7} {totem or '-':>9} {ratio} "
-                  f"{aim:>10} {len(m['trials_s']):6d}  {check}", flush=True)
-            if args.breakdown:
-                pt = {k: v * 1e3 for k, v in phase_times(m).items()}
-                print(f"{'':20} CPU {pt['compute_cpu_s']:.2f}  GPU {pt['compute_gpu_s']:.2f}  "
-                      f"exchange {pt['exchange_s']:.2f}  rest {pt['overhead_s']:.2f} ms "
-                      f"(of {pt['time_s']:.2f})", flush=True)
-        # the configuration's plan (partitions, device arrays) goes before the next one's is
-        # built: the next partitioner's memory check counts what is still held
-        plan = r = first = None
-        steal = steal_percent(host0, cpu_jiffies())
-        print(f"# {label}: done at {time.perf_counter() - t0:.0f} s"
-              + ("" if steal is None else f", host CPU steal {steal:.1f}%"), flush=True)
-        if args.json:       # after each configuration: a run cut short keeps what it measured
-            with open(args.json, "w") as f:
-                json.dump(dict(**prov, scale=args.scale,
-                               totem=dict(source=totem_from, times_ms=totem_ms),
-                               records=records), f)
+    graph = make_graph(f"rmat:{args.scale}", weighted="sssp" in algorithms)
+    report = Report(args.json, prov, scale=args.scale,
+                    totem=dict(source=totem_from, times_ms=totem_ms))
+    table = Table(("algorithm", -9), ("config", -10), ("time ms", 10, ".2f"), ("MTEPS", 9, ".1f"),
+                  ("steps", 6), ("ovh ms", 7, ".3f"), ("TOTEM ms", 9), ("ratio", 6, ".2f"),
+                  ("target", 10), ("trials", 6), ("steal%", 6, ".1f"), ("check", -8))
+    configs = [(label, dict(partition=strategy, cpu_share=share, device=device,
+                            transfer=transfer))
+               for label, strategy, share, device, transfer in configurations(
+                   args.configs.split(","), args.strategies.split(","),
+                   [float(s) for s in args.shares.split(",")], args.device)]
+    jiffies = cpu_jiffies()
+    for c in cells(graph, configs, algorithms, trials=args.trials, min_timed=args.min_timed,
+                   verify=("bfs", "sssp", "cc"), iterations=args.iterations,
+                   threads=args.threads):
+        now = cpu_jiffies()
+        steal, jiffies = steal_percent(jiffies, now), now
+        m = c.metrics
+        if m is None:
+            print(f"{c.algorithm:9} {c.config:10} {c.check}", flush=True)
+            continue
+        totem = totem_ms.get(c.algorithm, {}).get(c.config)
+        ms = m["time_s"] * 1e3
+        aim = target(c.algorithm, c.config)
+        table.row(c.algorithm, c.config, ms, m["teps"] / 1e6, m["supersteps"], overhead_ms(m),
+                  totem, ms / totem if totem else None,
+                  f"{aim:.2f} {'met' if ms <= aim * totem else 'over'}" if totem else None,
+                  len(m["trials_s"]), steal, c.check)
+        if args.breakdown:
+            pt = {k: v * 1e3 for k, v in phase_times(m).items()}
+            print(f"{'':20} CPU {pt['compute_cpu_s']:.2f}  GPU {pt['compute_gpu_s']:.2f}  "
+                  f"exchange {pt['exchange_s']:.2f}  rest {pt['overhead_s']:.2f} ms "
+                  f"(of {pt['time_s']:.2f})", flush=True)
+        report.add(dict(config=c.config, wall_s=c.wall_s, steal_percent=steal, **m))
     return 0
 
 

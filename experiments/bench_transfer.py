@@ -19,29 +19,24 @@ the cache served, per algorithm, hub sort and cache size; then, per auto run, ho
 the best fixed engine a per-superstep choice could be (the fastest fixed engine in each
 superstep). The PNG shows, per superstep of each auto run, the share of active chunks each engine
 served (HyTGraph fig. 6).
-Results of every engine and hub sort are checked against the first run's. `pagerank_delta`
-is HyTGraph's PageRank (to the same tolerance); the last column divides other systems' times
-(OTHERS) by ours.
+Results of every engine and hub sort are checked against the first run's (experiments/harness.py;
+`pagerank_delta`, HyTGraph's PageRank, whose pushes depend on the plan, by its verifier); the last
+column divides other systems' times (OTHERS) by ours.
 """
 
 import argparse
-import gc
-import json
 import sys
-import time
 
 import numpy as np
 
-import totem_py
-from experiments.bench_gpu import same
-from experiments.provenance import header, provenance
+from experiments.harness import Report, cells, make_graph, start
 from partitioners import HUB_SORTS
 from totem_py.run import parse_bytes
 
 ENGINES = ("filter", "compaction", "zerocopy", "auto")
 LETTERS = {"resident": "R", "filter": "F", "compaction": "C", "zerocopy": "Z"}
 # other systems' times on an H100 host of the type the results in docs/results/ come from, ms:
-# (graph, undirected) -> alg -> ms. HyTGraph's: experiments.hytgraph_baseline
+# (graph, undirected) -> alg -> ms. HyTGraph's: `experiments.baselines hytgraph`
 # (docs/results/hytgraph_rmat22_h100.txt); its PageRank is PageRank-Delta to the same tolerance,
 # 61 rounds, and 5 of its rounds stand beside our 5 PageRank rounds.
 OTHERS = {
@@ -115,13 +110,6 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
-def save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows):
-    with open(args.json, "w") as f:
-        json.dump(dict(**prov, graph=args.graph, undirected=undirected, chunk_bytes=chunk,
-                       hub_sorts=hub_sorts, gpu_cache=caches, vertices=graph.n_vertices,
-                       edges=graph.n_edges, rows=rows), f, indent=1)
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--graph", default="rmat:22")
@@ -145,54 +133,52 @@ def main(argv=None):
     p.add_argument("--json", default=None)
     p.add_argument("--png", default=None)
     args = p.parse_args(argv)
-    prov = provenance("experiments.bench_transfer", argv, gpu=args.device != "emulated")
-    print(header(prov), flush=True)
+    prov = start("experiments.bench_transfer", argv, gpu=args.device != "emulated")
     hub_sorts = args.hub_sort.split(",")
     for h in hub_sorts:
         if h not in HUB_SORTS:
             p.error(f"--hub-sort: {h!r} is not one of {', '.join(HUB_SORTS)}")
     undirected = not args.directed
-    started = time.perf_counter()
-    graph = totem_py.generate(args.graph, seed=0, undirected=undirected, weighted=True)
-    print(f"{args.graph} {'undirected' if undirected else 'directed'}: {graph.n_vertices} "
-          f"vertices, {graph.n_edges} edges (generated in "
-          f"{time.perf_counter() - started:.0f} s)", flush=True)
+    graph = make_graph(args.graph, undirected=undirected, weighted=True)
     chunk = parse_bytes(args.chunk_bytes, "--chunk-bytes") if args.chunk_bytes else \
         default_chunk_bytes(graph)
     others = OTHERS.get((args.graph, undirected), {})
     caches = [parse_bytes(c, "--gpu-cache") for c in args.gpu_cache.split(",")]
-    rows, refs, plan = [], {}, None
-    for hub_sort in hub_sorts:          # one plan per local order, shared by the algorithms
-        if plan is not None:     # the last order's plan and engines (pinned edge copies) go first
-            plan = r = None
-            gc.collect()
-        for alg in args.algorithms.split(","):
-            budget = parse_bytes(args.gpu_memory) if args.gpu_memory else \
-                fraction_budget(graph, alg, args.budget_fraction)
-            results = []
-            for engine, cache in [(e, c) for e in args.engines.split(",") for c in caches]:
-                r = totem_py.run(graph, alg, cpu_share=0.0, gpus=1, device=args.device,
-                                 gpu_memory=budget, transfer=engine, chunk_bytes=chunk,
-                                 trials=args.trials, threads=args.threads, plan=plan,
-                                 hub_sort=hub_sort, gpu_cache=cache)
-                plan, m = r.plan, r.metrics
-                ref = refs.setdefault(alg, r.values)
-                t = m["transfer"]
-                moved = sum(t.get(k, 0) for k in ("filter_bytes", "compaction_bytes",
-                                                   "zerocopy_bytes", "cache_bytes"))
-                results.append(dict(
-                    algorithm=alg, transfer=engine, hub_sort=hub_sort, gpu_cache=cache,
-                    budget=budget,
-                    time_ms=1e3 * m["time_s"],
-                    supersteps=m["supersteps"], matches=same(alg, r.values, ref),
-                    volume_ratio=t.get("volume_ratio"), shares=t.get("engine_share"),
-                    moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
-                    chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
-                    cache_served=t.get("cache", 0), cache_bytes=t.get("cache_bytes", 0),
-                    steps=shares_per_step(m), metrics=m))
-                print(f"  {alg} {engine} hub sort {hub_sort} cache {cache}: "
-                      f"{1e3 * m['time_s']:.1f} ms (at {time.perf_counter() - started:.0f} s)",
-                      flush=True)
+    budget = {alg: parse_bytes(args.gpu_memory) if args.gpu_memory else
+              fraction_budget(graph, alg, args.budget_fraction)
+              for alg in args.algorithms.split(",")}
+    report = Report(args.json, prov, key="rows", graph=args.graph, undirected=undirected,
+                    chunk_bytes=chunk, hub_sorts=hub_sorts, gpu_cache=caches,
+                    vertices=graph.n_vertices, edges=graph.n_edges)
+    rows = report.records
+    # one plan per local order (the harness keeps it while the partitioning is the same)
+    configs = [(f"{engine} {hub_sort} {cache}",
+                dict(transfer=engine, hub_sort=hub_sort, gpu_cache=cache))
+               for hub_sort in hub_sorts for engine in args.engines.split(",") for cache in caches]
+    for c in cells(graph, configs, args.algorithms.split(","), trials=args.trials,
+                   options=lambda alg: dict(gpu_memory=budget[alg]), cpu_share=0.0, gpus=1,
+                   device=args.device, chunk_bytes=chunk, threads=args.threads):
+        m = c.metrics
+        if m is None:
+            sys.exit(f"{c.algorithm} {c.config}: {c.check}")
+        t = m["transfer"]
+        moved = sum(t.get(k, 0) for k in ("filter_bytes", "compaction_bytes", "zerocopy_bytes",
+                                           "cache_bytes"))
+        engine, hub_sort, cache = c.config.split()
+        report.add(dict(
+            algorithm=c.algorithm, transfer=engine, hub_sort=hub_sort, gpu_cache=int(cache),
+            budget=budget[c.algorithm], time_ms=1e3 * m["time_s"], supersteps=m["supersteps"],
+            matches=c.check != "DIFFERS", volume_ratio=t.get("volume_ratio"),
+            shares=t.get("engine_share"),
+            moved_GBps=moved / m["time_s"] / 1e9 if m["time_s"] else 0.0,
+            chunks=t.get("chunks"), resident_chunks=t.get("resident_chunks"),
+            cache_served=t.get("cache", 0), cache_bytes=t.get("cache_bytes", 0),
+            steps=shares_per_step(m), metrics=m))
+        print(f"  {c.algorithm} {engine} hub sort {hub_sort} cache {cache}: "
+              f"{1e3 * m['time_s']:.1f} ms ({c.check})", flush=True)
+    for alg in budget:
+        for hub_sort in hub_sorts:
+            results = [x for x in rows if (x["algorithm"], x["hub_sort"]) == (alg, hub_sort)]
             fixed = [x["time_ms"] for x in results if x["transfer"] != "auto"]
             gains = {c: oracle_gain([x for x in results if x["gpu_cache"] == c]) for c in caches}
             for x in results:
@@ -200,9 +186,6 @@ def main(argv=None):
                 x["vs_best_fixed"] = min(fixed) / x["time_ms"] if fixed else None
                 x["others"] = {name: ms[alg] / x["time_ms"] for name, ms in others.items()
                                if alg in ms}
-            rows += results
-            if args.json:       # so far: what a run stopped at its time limit has done
-                save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows)
     algs = args.algorithms.split(",")
     rows.sort(key=lambda x: algs.index(x["algorithm"]))   # stable: hub sorts side by side
     print(f"{'algorithm':<14} {'engine':<10} {'hub sort':<8} {'cache':>9} {'ms':>9} {'steps':>5} "
@@ -223,8 +206,7 @@ def main(argv=None):
                   f"engine in each superstep would be {x['oracle_gain']:.2f}x the best fixed one")
     print(f"budget: {args.budget_fraction} of the edge bytes per algorithm"
           if not args.gpu_memory else f"budget: {args.gpu_memory}", f"; chunks of {chunk} bytes")
-    if args.json:
-        save(args, prov, graph, undirected, chunk, hub_sorts, caches, rows)
+    report.save()
     if args.png:
         plot(rows, args.png)
     return 0 if all(x["matches"] for x in rows) else 1

@@ -21,7 +21,7 @@ import sys
 
 from totem_py.model import phase_times
 
-from .offload_sweep import STRATEGIES, ok, points, read_jsonl
+from .sweep_records import STRATEGIES, ok, points, read_jsonl
 
 PHASES = (("compute_s", "compute (the bottleneck)", "tab:orange"),
           ("exchange_s", "exchange", "tab:blue"),

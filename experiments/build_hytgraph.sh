@@ -3,7 +3,8 @@
 # GPUs (sm_90) with CUDA 13 and CMake 3.25-4:
 #   bash experiments/build_hytgraph.sh HYTGRAPH_SRC BUILD
 # HYTGRAPH_SRC: a checkout of iDC-NEU/HyTGraph (its deps/gflags and deps/json inside); the
-# binaries land in BUILD/build/ (for experiments/hytgraph_baseline.py).
+# binaries land in BUILD/build/ (for `python -m experiments.baselines hytgraph --bin
+# BUILD/build`).
 # Changes for today's CUDA, made to a copy: sm_90 instead of sm_35-61; C++17 (CUDA 13's CUB and
 # Thrust need it); the toolkit's CUB instead of the bundled one, with a grid barrier and three warp
 # helpers that CUB has dropped (GridBarrier, LaneId, LaneMaskLt, WARP_SYNC) written here; NVTX 3's

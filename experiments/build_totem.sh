@@ -2,11 +2,11 @@
 # Build the original TOTEM's benchmark binary for Hopper GPUs (sm_90) with CUDA 12-13:
 #   bash experiments/build_totem.sh TOTEM_SRC BUILD [TBB]
 # TOTEM_SRC: a checkout of netsyslab/Totem (git archive of it will do); BUILD: a folder for the
-# patched copy and its build; the binary is BUILD/src/build/bin/benchmark (for
-# experiments/totem_baseline.py). TOTEM sorts with TBB: where the system has no TBB headers, TBB
-# is a folder with include/tbb and lib/libtbb.so*, e.g. the wheels of `pip download tbb
-# tbb-devel` unzipped, their *.data/data/ folders merged; the binary then finds the library
-# through its run path.
+# patched copy and its build; the binary is BUILD/src/build/bin/benchmark (for `python -m
+# experiments.baselines totem --bin BUILD/src/build/bin`). TOTEM sorts with TBB: where the system
+# has no TBB headers, TBB is a folder with include/tbb and lib/libtbb.so*, e.g. the wheels of
+# `pip download tbb tbb-devel` unzipped, their *.data/data/ folders merged; the binary then
+# finds the library through its run path.
 # TOTEM's sources get three changes for today's CUDA: an sm_90 target in make.defs, TOTEM's own
 # atomicAdd(double *) compiled only below sm_60 (CUDA has had it since), and
 # cudaThreadSynchronize (removed) replaced by cudaDeviceSynchronize.

@@ -10,32 +10,21 @@ exchange, bytes sent and peak resident memory of the MPI run (`mpirun -n 1` runs
 command, on the .tcsr file). A graph file is converted to .tcsr
 first (`python -m totem_py.convert`): the ranks read that, the one process the original. Exit
 code 0 when every result matches. Ranks on one machine share its GPUs (local rank k takes device
-k modulo the device count). As root it sets Open MPI's
-OMPI_ALLOW_RUN_AS_ROOT variables; it turns off Open MPI 4's ptrace-based shared-memory copies,
-which containers often forbid; pass --mpirun to pick a launcher other than the one on PATH or
-beside this Python.
+k modulo the device count). experiments/mpi.py launches the ranks; pass --mpirun to pick a
+launcher other than the one beside this Python or on PATH.
 """
 
 import argparse
 import json
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from experiments.mpi import launch
 from experiments.provenance import header, provenance
 from totem_py.algorithms import ALGORITHMS
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def find_mpirun():
-    here = Path(sys.executable).parent / "mpirun"
-    return str(here) if here.exists() else shutil.which("mpirun")
 
 
 def compare(name, one, two):
@@ -45,32 +34,19 @@ def compare(name, one, two):
     return cls.compare(one, two) if cls.same_on_every_plan else None
 
 
-def launch(cmd, env, what):
-    proc = subprocess.run(list(map(str, cmd)), cwd=ROOT, env=env, capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        print(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}",
-              file=sys.stderr)
-        sys.exit(1)
-
-
-def check(args, launcher, env, common, graph, parallel, alg, tmp):
+def check(args, common, graph, parallel, alg, tmp):
     """One algorithm on one graph: one process, then every rank count; returns the failures."""
     verify = [] if ALGORITHMS[alg].same_on_every_plan else ["--verify"]
 
-    def run(prefix, spec, label, extra=()):
-        launch(prefix + [sys.executable, "-m", "totem_py.run", "--graph", spec, *common,
-                         "--algorithm", alg, "--output", tmp / f"{label}.npy", "--json",
-                         tmp / f"{label}.json", *verify, *extra], env,
-               f"{alg} on {graph}: the {label} run")
+    def run(ranks, spec, label, extra=()):
+        launch([sys.executable, "-m", "totem_py.run", "--graph", spec, *common, "--algorithm",
+                alg, "--output", tmp / f"{label}.npy", "--json", tmp / f"{label}.json",
+                *verify, *extra], ranks, f"{alg} on {graph}: the {label} run", args.mpirun)
         return np.load(tmp / f"{label}.npy"), json.loads((tmp / f"{label}.json").read_text())
-    one, m1 = run([], graph, "one")
+    one, m1 = run(None, graph, "one")
     failures = []
     for ranks in map(int, args.ranks.split(",")):
-        mpi = [launcher, "-n", str(ranks), "--bind-to", "none", "-x", "PYTHONPATH"]
-        if ranks > (os.cpu_count() or 1):
-            mpi.append("--oversubscribe")
-        two, m2 = run(mpi, parallel, f"mpi{ranks}", ["--mpi-timeout", args.mpi_timeout])
+        two, m2 = run(ranks, parallel, f"mpi{ranks}", ["--mpi-timeout", args.mpi_timeout])
         note = compare(alg, one, two)
         if note:
             failures.append(f"{alg} on {graph} at {ranks} ranks: {note}")
@@ -116,16 +92,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
     print(header(provenance("experiments.mpi_check", argv, gpu=args.device == "gpu")),
           flush=True)
-    launcher = args.mpirun or find_mpirun()
-    if not launcher:
-        sys.exit("mpirun not found: install Open MPI (or pip install 'totem_py[mpi]')")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    # Open MPI 4's shared-memory transport copies through ptrace (CMA), which containers often
-    # forbid; plain copies work everywhere (Open MPI 5 does not read this variable)
-    env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
     common = ["--device", args.device, "--partition", args.partition,
               "--cpu-share", args.cpu_share, "--gpus", args.gpus, "--trials", args.trials,
               "--quiet"] + ([] if args.directed else ["--undirected"])
@@ -138,10 +104,10 @@ def main(argv=None):
             parallel = graph
             if Path(graph).exists() and not graph.endswith(".tcsr"):
                 parallel = str(tmp / f"graph{k}.tcsr")
-                subprocess.run([sys.executable, "-m", "totem_py.convert", graph, parallel],
-                               cwd=ROOT, env=env, check=True, capture_output=True)
+                launch([sys.executable, "-m", "totem_py.convert", graph, parallel], None,
+                       f"converting {graph}")
             for alg in args.algorithms.split(","):
-                failures += check(args, launcher, env, common, graph, parallel, alg, tmp)
+                failures += check(args, common, graph, parallel, alg, tmp)
     print("\nall results match" if not failures else "\nMISMATCH:\n" + "\n".join(failures))
     return 0 if not failures else 1
 

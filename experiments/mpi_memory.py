@@ -4,7 +4,7 @@
         [--algorithms bfs,pagerank,sssp,cc,bc] [--out OUT]
 
 For every algorithm it runs `python -m totem_py.run --json` once per rank count (1: one process,
-R > 1: `mpirun -n R --bind-to none`, oversubscribed beyond the machine's cores) on the same graph
+R > 1: under mpirun, as experiments/mpi.py launches it) on the same graph
 (undirected unless --directed) and prints one table: the run's time and supersteps, the slowest
 rank's exchange time and the bytes sent per superstep, how long the ranks took to load and to
 partition, the command's wall time (MPI start-up and the untimed warm-up included), and every
@@ -21,17 +21,12 @@ stopped.
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from experiments.mpi_check import find_mpirun
+from experiments.mpi import launch
 from experiments.provenance import header, provenance
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(ranks, args, algorithm, json_path):
@@ -42,20 +37,9 @@ def run(ranks, args, algorithm, json_path):
     cmd += [] if args.directed else ["--undirected"]
     cmd += ["--cpu-share", args.cpu_share] if args.cpu_share else []
     cmd += ["--source", str(args.source)] if args.source is not None else []
-    if ranks > 1:
-        mpi = [args.mpirun or find_mpirun(), "-n", str(ranks), "--bind-to", "none",
-               "-x", "PYTHONPATH"]
-        cmd = mpi + (["--oversubscribe"] if ranks > (os.cpu_count() or 1) else []) + cmd
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        sys.exit(f"{algorithm} on {ranks} rank(s) failed (exit {proc.returncode}):\n"
-                 f"{proc.stderr[-3000:]}")
-    return json.loads(Path(json_path).read_text()), wall
+    proc = launch(cmd, ranks if ranks > 1 else None, f"{algorithm} on {ranks} rank(s)",
+                  args.mpirun)
+    return json.loads(Path(json_path).read_text()), proc.seconds
 
 
 def row(m, ranks, wall):

@@ -24,15 +24,13 @@ import argparse
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from experiments.mpi import ROOT, launch
 from experiments.provenance import header, provenance
 
-ROOT = Path(__file__).resolve().parents[1]
 RMAT_AB = 0.57 + 0.19          # probability a generated edge's source bit is 0 (= a + c)
 EDGE_FACTOR = 16
 
@@ -49,21 +47,11 @@ def ghost_slots(scale, ranks, edge_factor=EDGE_FACTOR, p=RMAT_AB):
     return total
 
 
-def mpirun():
-    here = Path(sys.executable).parent / "mpirun"
-    return str(here) if here.exists() else shutil.which("mpirun")
-
-
 def run(ranks, scale, algorithm, trials, json_path):
-    cmd = [mpirun(), "-n", str(ranks)]
-    if ranks > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
-    cmd += [sys.executable, "-m", "totem_py.run", "--graph", f"rmat:{scale}", "--undirected",
+    launch([sys.executable, "-m", "totem_py.run", "--graph", f"rmat:{scale}", "--undirected",
             "--algorithm", algorithm, "--cpu-share", "1", "--device", "cpu", "--trials",
-            str(trials), "--json", str(json_path), "--quiet"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               PYTHONPATH=str(ROOT))
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, timeout=600)
+            str(trials), "--json", json_path, "--quiet"], ranks,
+           f"{algorithm} on rmat:{scale}, {ranks} ranks", timeout=600)
     return json.loads(Path(json_path).read_text())
 
 

@@ -21,7 +21,7 @@ import sys
 
 from totem_py import model
 
-from .offload_sweep import STRATEGIES, ok, points, read_jsonl
+from .sweep_records import STRATEGIES, ok, points, read_jsonl
 
 
 def calibration_record(pts):

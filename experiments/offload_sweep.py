@@ -31,7 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-STRATEGIES = ("HIGH", "LOW", "RAND")
+from experiments import offload_model
+from experiments.plot_sweep import render
+from experiments.sweep_records import STRATEGIES, print_table, read_jsonl
+
 DEFAULT_SHARES = "1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0"
 
 
@@ -58,12 +61,6 @@ def read_graph(totem_py, spec, undirected, seed, weighted):
     return totem_py.load(spec, undirected=undirected)
 
 
-def read_jsonl(path):
-    """The records of a sweep file (blank lines skipped)."""
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def key(sweep):
     """What identifies a configuration: CPU-only and GPU-only runs are one per algorithm."""
     share = sweep["cpu_share"]
@@ -72,21 +69,6 @@ def key(sweep):
 
 def role(share):
     return "cpu-only" if share >= 1 else "gpu-only" if share <= 0 else "hybrid"
-
-
-def ok(records):
-    return [r for r in records if r["sweep"]["status"] == "ok"]
-
-
-def points(records, algorithm, partition):
-    """{share: record} of one line of a figure: the partitioning's hybrid runs plus the CPU-only
-    and GPU-only runs (the same configuration for every partitioning). Missing runs too."""
-    out = {}
-    for r in records:
-        s = r["sweep"]
-        if s["algorithm"] == algorithm and (s["partition"] == partition or s["role"] != "hybrid"):
-            out[s["cpu_share"]] = r
-    return dict(sorted(out.items()))
 
 
 def is_out_of_memory(exc):
@@ -211,44 +193,6 @@ def run_sweep(args):
     return path, sweep.records
 
 
-def fmt_gteps(r):
-    if r is None:
-        return "."
-    status = r["sweep"]["status"]
-    if status != "ok":
-        return {"does not fit": "nofit", "skipped": "skip"}.get(status, "fail")
-    return f"{r['teps'] / 1e9:.3g}"
-
-
-def print_table(records, file=sys.stdout):
-    """Billions of TEPS per algorithm x partitioning x share, then each partitioning's best."""
-    algorithms = list(dict.fromkeys(r["sweep"]["algorithm"] for r in records))
-    partitions = [p for p in STRATEGIES if any(r["sweep"]["partition"] == p and
-                                               r["sweep"]["role"] == "hybrid" for r in records)]
-    shares = sorted({r["sweep"]["cpu_share"] for r in records}, reverse=True)
-    if records:
-        g = records[0]["graph"]
-        print(f"\n{g['spec']}: {g['vertices']:,} vertices, {g['edges']:,} edges; billions of "
-              f"TEPS by share of edges on the CPU (nofit: GPU memory too small)", file=file)
-    for alg in algorithms:
-        print(f"\n{alg:10}" + "".join(f"{s:>8g}" for s in shares), file=file)
-        best_lines = []
-        cpu = None
-        for p in partitions or ["-"]:
-            pts = points(records, alg, p)
-            print(f"{p:10}" + "".join(f"{fmt_gteps(pts.get(s)):>8}" for s in shares), file=file)
-            good = {s: r for s, r in pts.items() if r["sweep"]["status"] == "ok"}
-            cpu = good.get(1.0, cpu)
-            hyb = {s: r for s, r in good.items() if 0 < s < 1}
-            if hyb:
-                s, r = min(hyb.items(), key=lambda kv: kv[1]["time_s"])
-                vs = f", {cpu['time_s'] / r['time_s']:.2f}x CPU only" if cpu else ""
-                best_lines.append(f"  best {p} hybrid: share {s:g}, {r['time_s'] * 1e3:.2f} ms, "
-                                  f"{r['teps'] / 1e9:.3g} GTEPS{vs}")
-        for line in best_lines:
-            print(line, file=file)
-
-
 def parse_args(argv):
     from totem_py.run import parse_bytes
     p = argparse.ArgumentParser(prog="python -m experiments.offload_sweep",
@@ -307,10 +251,8 @@ def main(argv=None):
     t_start = time.perf_counter()
     args = parse_args(argv)
     args.t_start = t_start
-    from experiments import offload_model
     from totem_py import InputError
     if args.plot_only:
-        from experiments.plot_sweep import render
         render(args.plot_only, args.out)
         return 0
     try:
@@ -321,7 +263,6 @@ def main(argv=None):
     print_table(records)
     offload_model.print_summary(offload_model.analyse(records))
     if args.plot:
-        from experiments.plot_sweep import render
         render(path, args.out, tables=False)
     return 0
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import breakdown, offload_model
-from .offload_sweep import STRATEGIES, points, print_table, read_jsonl
+from .sweep_records import STRATEGIES, points, print_table, read_jsonl
 
 
 def plot_teps(records, path_for):

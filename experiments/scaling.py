@@ -8,17 +8,16 @@ to the host's devices in turn (several share a device when there are fewer).
 Prints a table per run: the median time, the time against the first GPU count's, the exchange
 time (summed over supersteps), the bytes moved device to device per superstep and their rate
 (bytes / exchange time), and the median superstep's wall time outside the slowest partition's
-compute and the exchange (`rest ms`: launches, synchronisation and Python work). With `--check` every run's result is verified
-against the algorithm's reference or verifier. Writes the records as JSON after each run.
+compute and the exchange (`rest ms`: launches, synchronisation and Python work). With `--check`
+every run's result is verified against the algorithm's reference or verifier, else checked against
+the first run's. The algorithms of one GPU count share its plan (experiments/harness.py); the
+records go to the JSON after each run.
 """
 
 import argparse
-import json
 import sys
-import time
 
-import totem_py
-from experiments.provenance import header, provenance
+from experiments.harness import Report, Table, cells, make_graph, start
 
 
 def exchange(m):
@@ -70,41 +69,31 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="a PNG of the speedup over one GPU partition")
     args = ap.parse_args(argv)
-    prov = provenance("experiments.scaling", argv, gpu=args.device == "gpu")
-    print(header(prov), flush=True)
+    prov = start("experiments.scaling", argv, gpu=args.device == "gpu")
     algorithms = args.algorithms.split(",")
-    t0 = time.perf_counter()
-    graph = totem_py.generate(args.graph, undirected=args.undirected,
-                              weighted="sssp" in algorithms)
-    print(f"{args.graph}{' undirected' if args.undirected else ''}: {graph.n_vertices} vertices, "
-          f"{graph.n_edges} edges, generated in {time.perf_counter() - t0:.1f} s; "
-          f"cpu share {args.cpu_share}", flush=True)
-    print(f"{'algorithm':9} {'gpus':>4} {'time ms':>9} {'x one':>6} {'exch ms':>8} "
-          f"{'MB/step':>8} {'GB/s':>6} {'steps':>5} {'rest ms':>7}  check", flush=True)
-    records, source = [], None
-    for alg in algorithms:
-        base = None
-        for gpus in map(int, args.gpus.split(",")):
-            r = totem_py.run(graph, alg, partition=args.partition, cpu_share=args.cpu_share,
-                             gpus=gpus, device=args.device, source=source, trials=args.trials,
-                             threads=args.threads, verify=args.check)
-            m = r.metrics
-            source = m["source"] if source is None else source
-            ex_s, per_step = exchange(m)
-            base = base or m["time_s"]
-            rate = per_step * m["supersteps"] / ex_s / 1e9 if ex_s > 0 else 0.0
-            print(f"{alg:9} {gpus:4d} {m['time_s'] * 1e3:9.2f} {m['time_s'] / base:6.2f} "
-                  f"{ex_s * 1e3:8.2f} {per_step / 1e6:8.2f} {rate:6.1f} {m['supersteps']:5d} "
-                  f"{rest_ms(m):7.3f}  "
-                  f"{'verified' if m['verified'] else '-'}", flush=True)
-            records.append(dict(m, gpus=gpus, exchange_s=ex_s, peer_bytes_per_step=per_step,
-                                rest_ms=rest_ms(m), per_superstep=None))
-            r = None
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump(dict(**prov, records=records), f)
+    graph = make_graph(args.graph, undirected=args.undirected, weighted="sssp" in algorithms)
+    print(f"cpu share {args.cpu_share}", flush=True)
+    report = Report(args.json, prov)
+    table = Table(("algorithm", -9), ("gpus", 4), ("time ms", 9, ".2f"), ("x one", 6, ".2f"),
+                  ("exch ms", 8, ".2f"), ("MB/step", 8, ".2f"), ("GB/s", 6, ".1f"),
+                  ("steps", 5), ("rest ms", 7, ".3f"), ("check", -8))
+    base = {}
+    configs = [(str(g), dict(gpus=int(g))) for g in args.gpus.split(",")]
+    for c in cells(graph, configs, algorithms, trials=args.trials, verify=args.check,
+                   partition=args.partition, cpu_share=args.cpu_share, device=args.device,
+                   threads=args.threads):
+        m = c.metrics
+        if m is None:
+            sys.exit(f"{c.algorithm} on {c.config} GPU partitions: {c.check}")
+        ex_s, per_step = exchange(m)
+        base.setdefault(c.algorithm, m["time_s"])
+        rate = per_step * m["supersteps"] / ex_s / 1e9 if ex_s > 0 else 0.0
+        table.row(c.algorithm, m["gpus"], m["time_s"] * 1e3, m["time_s"] / base[c.algorithm],
+                  ex_s * 1e3, per_step / 1e6, rate, m["supersteps"], rest_ms(m), c.check)
+        report.add(dict(m, gpus=int(c.config), exchange_s=ex_s, peer_bytes_per_step=per_step,
+                        rest_ms=rest_ms(m), per_superstep=None))
     if args.plot:
-        plot(records, args.plot, f"{args.graph}, cpu share {args.cpu_share}: {prov['hardware']}")
+        plot(report.records, args.plot, f"{args.graph}, cpu share {args.cpu_share}: {prov['hardware']}")
     return 0
 
 

@@ -109,7 +109,7 @@ def test_offload_sweep_smoke(tmp_path):
             assert all(row["predicted_s"] > 0 for row in d["rows"])
     assert "performance model" in proc.stdout and "nofit" in proc.stdout
     # missing points are gaps: the figure's line for HIGH has NaN at shares 0 and 0.2
-    from experiments.offload_sweep import points
+    from experiments.sweep_records import points
     pts = points(lines, "bfs", "HIGH")
     assert [s for s, r in pts.items() if r["teps"] is None] == [0.0, 0.2]
 
@@ -191,7 +191,7 @@ def test_gpu_budget_and_bench_gpu_smoke(tmp_path):
     if os.path.exists("/proc/stat"):
         # a record shorter than a jiffy (10 ms) has no reading
         assert all(r["steal_percent"] is None or 0 <= r["steal_percent"] <= 100 for r in records)
-        assert "host CPU steal" in proc.stdout
+        assert "steal%" in proc.stdout
 
 
 def test_bench_gpu_takes_totem_s_column_from_totem_baseline(tmp_path):
@@ -341,71 +341,82 @@ def _read_totem_binary(path):
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_totem_baseline_writes_totem_s_binary_format(tmp_path, weighted):
-    from experiments.totem_baseline import MAGIC, write_graph
+    from experiments.baselines import TOTEM_MAGIC, write_totem
     g = totem_py.generate("rmat:9", undirected=True, weighted=weighted)
-    write_graph(g, tmp_path / "g.tbin")
+    write_totem(g, tmp_path / "g.tbin")
     head, indptr, indices, weights = _read_totem_binary(tmp_path / "g.tbin")
-    assert head == (MAGIC, 4, 8, 0, 0)
+    assert head == (TOTEM_MAGIC, 4, 8, 0, 0)
     assert np.array_equal(indptr, g.indptr) and np.array_equal(indices, g.indices)
     assert weights is None if not weighted else np.array_equal(weights, g.weights)
     g.weights = np.full(g.n_edges, 0.5) if weighted else None
     if weighted:
         with pytest.raises(ValueError, match="integers"):
-            write_graph(g, tmp_path / "h.tbin")
+            write_totem(g, tmp_path / "h.tbin")
 
 
 def test_totem_baseline_flags_and_output():
-    from experiments.totem_baseline import COLUMNS, flags, parse
-    assert flags("cpu") == ["-p0"] and flags("gpu") == ["-p1"] and flags("mapped") == ["-p1", "-m1"]
+    from argparse import Namespace
+
+    from experiments.baselines import TOTEM_COLUMNS, totem_flags, totem_runs
+    args = Namespace(threads=16, repeat=5)
+    flags = lambda config: totem_flags(args, "bfs", config, 0)[3:]  # noqa: E731
+    assert totem_flags(args, "bfs", "cpu", 0) == ["-b6", "-t16", "-r5", "-p0"]
+    assert flags("gpu") == ["-p1"] and flags("mapped") == ["-p1", "-m1"]
     assert flags("HIGH 0.25") == ["-p2", "-i1", "-a25"] and flags("LOW 0.9") == ["-p2", "-i2", "-a90"]
     row = "\t".join(["12.50", "12.00", "0.10", "11.00", "0.90"] + ["0.00"] * 7 + ["1000", "0.5"])
     out = ("file:g\tbenchmark:BFS\tvertices:8\n\ttime_init:1.00\ttime_par:2.00\t\n"
-           + "\t".join(COLUMNS) + "\n" + row + "\n" + row.replace("12.50", "14.50") + "\n")
-    rows = parse(out)
-    assert [r["total"] for r in rows] == [12.5, 14.5] and rows[0]["comm"] == 0.9
+           + "\t".join(TOTEM_COLUMNS) + "\n" + row + "\n" + row.replace("12.50", "14.50") + "\n")
+    rows = totem_runs(out)
+    assert [r["time_ms"] for r in rows] == [12.5, 14.5] and rows[0]["comm"] == 0.9
+
+
+def _fake(path, script):
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
 
 
 def test_totem_baseline_runs_a_totem_binary(tmp_path):
     """Against a stand-in for TOTEM's benchmark that prints its output format: the cells' medians,
     a failing cell reported and skipped, the JSON; a missing binary exits 2. TOTEM runs with the
     caller's environment (no OMP_WAIT_POLICY set here), while the runner's own threads sleep."""
-    fake = tmp_path / "benchmark"
-    fake.write_text("#!/bin/sh\ncase \"$*\" in *-p1*) echo 'no GPU' >&2; exit 3;; esac\n"
-                    f"echo \"${{OMP_WAIT_POLICY-unset}}\" >> {tmp_path / 'policy'}\n"
-                    "printf 'file:x\\n\\ttime_init:1\\n'\n"
-                    "printf 'total\\texec\\tinit\\tcomp\\tcomm\\tfinalize\\tcpu_comp\\tgpu_comp\\t"
-                    "gpu_total_comp\\tscatter\\tgather\\taggr\\ttrv_edges\\texec_rate\\n'\n"
-                    "for t in 3 1 2; do printf \"$t.00\\t1\\t0\\t1\\t0.5\\t0\\t1\\t0\\t0\\t0\\t0\\t0"
-                    "\\t100\\t0.1\\n\"; done\n")
-    fake.chmod(0o755)
+    _fake(tmp_path / "benchmark",
+          "case \"$*\" in *-p1*) echo 'no GPU' >&2; exit 3;; esac\n"
+          f"echo \"${{OMP_WAIT_POLICY-unset}}\" >> {tmp_path / 'policy'}\n"
+          "printf 'file:x\\n\\ttime_init:1\\n'\n"
+          "printf 'total\\texec\\tinit\\tcomp\\tcomm\\tfinalize\\tcpu_comp\\tgpu_comp\\t"
+          "gpu_total_comp\\tscatter\\tgather\\taggr\\ttrv_edges\\texec_rate\\n'\n"
+          "for t in 3 1 2; do printf \"$t.00\\t1\\t0\\t1\\t0.5\\t0\\t1\\t0\\t0\\t0\\t0\\t0"
+          "\\t100\\t0.1\\n\"; done\n")
     out = tmp_path / "totem.json"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    proc = _run("experiments.totem_baseline", "--totem", str(fake), "--scale", "8",
+    proc = _run("experiments.baselines", "totem", "--bin", str(tmp_path), "--graph", "rmat:8",
                 "--algorithms", "bfs,sssp", "--configs", "cpu,gpu,HIGH 0.5", "--json", str(out),
                 env=env)
     assert set((tmp_path / "policy").read_text().split()) == {"unset"}
-    own = subprocess.run([sys.executable, "-c", "import experiments.totem_baseline, os; "
+    own = subprocess.run([sys.executable, "-c", "import experiments.baselines, os; "
                           "print(os.environ['OMP_WAIT_POLICY'])"], cwd=REPO, text=True,
                          capture_output=True, env=dict(env, OMP_WAIT_POLICY="active"))
     assert own.stdout.strip() == "passive", own.stderr
     report = json.loads(out.read_text())
     assert report["times_ms"] == {"bfs": {"cpu": 2.0, "HIGH 0.5": 2.0},
                                   "sssp": {"cpu": 2.0, "HIGH 0.5": 2.0}}
+    assert report["graph"] == "rmat:8" and report["system"] == "totem"
     assert "gpu        failed" in proc.stdout and "no GPU" in proc.stdout
-    assert_provenance(report, proc, "experiments.totem_baseline --totem")
-    missing = subprocess.run([sys.executable, "-m", "experiments.totem_baseline", "--totem",
+    assert_provenance(report, proc, "experiments.baselines totem")
+    missing = subprocess.run([sys.executable, "-m", "experiments.baselines", "totem", "--bin",
                               str(tmp_path / "none")], cwd=REPO, capture_output=True, text=True)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert "build_totem.sh" in missing.stderr
 
 
 def test_hytgraph_baseline_edge_list_and_runs(tmp_path):
     """The edge list HyTGraph's market_big reader takes (src, dst, weight per line: ours for SSSP,
-    src % 64 otherwise), and runs of stand-ins for its binaries: medians, rounds, the source
-    passed to BFS and SSSP, a failing binary reported; a missing one exits 2."""
-    from experiments.hytgraph_baseline import write_graph
+    src % 64 otherwise), and runs of stand-ins for its binaries, a process a run: medians,
+    rounds, the source passed to BFS and SSSP, a failing binary reported."""
+    from experiments.baselines import write_hytgraph
     for weighted in (False, True):
         g = totem_py.generate("rmat:9", undirected=True, weighted=weighted)
-        write_graph(g, tmp_path / "g.el")
+        write_hytgraph(g, tmp_path / "g.el")
         rows = np.loadtxt(tmp_path / "g.el", dtype=np.int64)
         src = np.repeat(np.arange(g.n_vertices), np.diff(g.indptr))
         assert np.array_equal(rows[:, 0], src) and np.array_equal(rows[:, 1], g.indices)
@@ -413,28 +424,50 @@ def test_hytgraph_baseline_edge_list_and_runs(tmp_path):
     bins = tmp_path / "bin"
     bins.mkdir()
     for name in ("hybrid_bfs", "hybrid_sssp", "hybrid_pr"):
-        fake = bins / name
-        fake.write_text("#!/bin/sh\necho \"args: $*\"\n"
-                        "echo 'Total time: 3.0' | sed \"s/3.0/$(( $$ % 3 + 1 )).5/\"\n"
-                        "echo 'Total rounds: 7'\necho 'filter_num: 2'\necho 'zerocopy_num: 5'\n")
-        fake.chmod(0o755)
-    (bins / "hybrid_cc").write_text("#!/bin/sh\necho 'out of memory' >&2\nexit 1\n")
-    (bins / "hybrid_cc").chmod(0o755)
+        _fake(bins / name, "echo \"args: $*\"\n"
+              "echo 'Total time: 3.0' | sed \"s/3.0/$(( $$ % 3 + 1 )).5/\"\n"
+              "echo 'Total rounds: 7'\necho 'filter_num: 2'\necho 'zerocopy_num: 5'\n")
+    _fake(bins / "hybrid_cc", "echo 'out of memory' >&2\nexit 1\n")
     out = tmp_path / "h.json"
-    proc = _run("experiments.hytgraph_baseline", "--bin", str(bins), "--graph", "rmat:8",
-                "--source", "3", "--json", str(out))
+    proc = _run("experiments.baselines", "hytgraph", "--bin", str(bins), "--graph", "rmat:8",
+                "--source", "3", "--repeat", "2", "--json", str(out))
     report = json.loads(out.read_text())
     assert set(report["times_ms"]) == {"bfs", "sssp", "pagerank_delta"}
-    assert all(t in (1.5, 2.5, 3.5) for t in report["times_ms"].values())
+    assert all(t in (1.5, 2, 2.5, 3, 3.5) for t in report["times_ms"].values() for t in t.values())
     runs = {r["algorithm"]: r for r in report["runs"]}
+    assert len(runs["bfs"]["runs"]) == 2
     assert runs["bfs"]["runs"][0]["rounds"] == 7 and runs["bfs"]["runs"][0]["zerocopy_rounds"] == 5
-    assert runs["sssp"]["command"][-2:] == ["-source_node", "3"]
+    assert "-source_node 3" in " ".join(runs["sssp"]["command"])
     assert "-weight_num 0" in " ".join(runs["sssp"]["command"])
-    assert "cc              failed" in proc.stdout and "out of memory" in proc.stdout
-    assert_provenance(report, proc, "experiments.hytgraph_baseline --bin")
-    missing = subprocess.run([sys.executable, "-m", "experiments.hytgraph_baseline", "--bin",
-                              str(tmp_path)], cwd=REPO, capture_output=True, text=True)
-    assert missing.returncode == 2 and "no such file" in missing.stderr
+    assert "-source_node" not in runs["pagerank_delta"]["command"]
+    assert "failed" in proc.stdout and "out of memory" in proc.stdout
+
+
+def test_gap_baseline_edge_lists_and_runs(tmp_path):
+    """GAP's edge lists (`src dst`, `.wel` with weights) and runs of stand-ins for its kernels:
+    the trials of one process, its source, PageRank's exact rounds, symmetrised input and the
+    thread count."""
+    from experiments.baselines import write_gap
+    g = totem_py.generate("rmat:8", undirected=True)
+    write_gap(g, tmp_path / "g.el")
+    rows = np.loadtxt(tmp_path / "g.el", dtype=np.int64)
+    assert rows.shape == (g.n_edges, 2) and np.array_equal(rows[:, 1], g.indices)
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for name in ("bfs", "sssp", "pr", "cc", "bc"):
+        _fake(bins / name, "echo \"args: $* threads $OMP_NUM_THREADS\"\n"
+              "echo 'Trial Time:          0.00200'\necho 'Trial Time:          0.00100'\n"
+              "echo 'Trial Time:          0.00400'\necho 'Average Time:        0.00233'\n")
+    out = tmp_path / "gap.json"
+    proc = _run("experiments.baselines", "gap", "--bin", str(bins), "--graph", "rmat:8",
+                "--source", "5", "--repeat", "3", "--threads", "3", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["times_ms"] == {a: {"cpu": 2.0} for a in ("bfs", "pagerank", "cc", "bc", "sssp")}
+    commands = {r["algorithm"]: r["command"] for r in report["runs"]}
+    assert commands["bfs"][1:] == ["-n", "3", "-s", "-r", "5", "-f", commands["bfs"][-1]]
+    assert commands["pagerank"][-6:-2] == ["-i", "5", "-t", "0"]
+    assert commands["sssp"][-1].endswith(".wel") and commands["cc"][-1].endswith(".el")
+    assert len(report["runs"][0]["runs"]) == 3 and "bc " in proc.stdout
 
 
 def test_cold_start_runs_in_an_empty_cache_then_in_the_cache_it_filled(tmp_path, monkeypatch,

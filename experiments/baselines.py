@@ -1,0 +1,345 @@
+"""Other systems on the graph our benchmarks run, on the same host: their times measured beside
+ours rather than taken from a table. One entry of SYSTEMS per system: its build script, its
+binaries, how our graph is written for it, its flags per configuration and how its times are
+read from its output.
+
+    bash experiments/build_totem.sh TOTEM_SRC BUILD [TBB]         # once per host (about 2 min)
+    python -m experiments.baselines totem --bin BUILD/src/build/bin --graph rmat:24 \\
+        --threads 16 --json totem_rmat24.json
+    python -m experiments.bench_gpu --scale 24 --totem totem_rmat24.json ...
+    bash experiments/build_hytgraph.sh HYTGRAPH_SRC BUILD
+    python -m experiments.baselines hytgraph --bin BUILD/build --graph rmat:22 \\
+        --algorithms bfs,sssp,pagerank_delta,cc --json hytgraph_rmat22.json
+    bash experiments/build_gap.sh GAPBS_SRC BUILD
+    python -m experiments.baselines gap --bin BUILD --graph rmat:22 --threads 16 --json gap.json
+
+The graph is ours, made undirected (weighted for SSSP: our integer weights 1-255, which every
+system's integer weights hold exactly). BFS, SSSP and BC start from one source, ours by default
+(the one our runs pick; `--source` sets it), where the system takes one (TOTEM picks its own).
+
+- totem (netsyslab/Totem): TOTEM's binary format; the configurations are bench_gpu's labels (cpu,
+  gpu, mapped, STRATEGY SHARE), mapped to TOTEM's platform, partitioning, CPU edge percentage
+  (alpha) and GPU memory flags; BFS is its direction-optimising "stepwise" BFS, PageRank its 5
+  rounds. Times: `total` of each of its `-r` runs, with its compute and communication times.
+- hytgraph (iDC-NEU/HyTGraph): the edge list its market_big reader takes (`src dst weight`; for
+  all but SSSP HyTGraph's own src % 64, which they do not read); our pagerank_delta is its
+  PageRank (residuals pushed to a tolerance); it keeps no edges on the GPU. Each run is a process
+  of its own that loads the graph again; times: its "Total time" and the rounds each transfer
+  engine served.
+- gap (sbeamer/gapbs): the edge list its reader takes (`.el`, `.wel` with weights), symmetrised
+  (`-s`) when undirected; PageRank runs exactly --iterations rounds (`-t 0`); threads through
+  OMP_NUM_THREADS. Times: each of its `-n` trials' "Trial Time".
+
+Prints the median time per cell and writes the JSON (`times_ms`: algorithm -> {configuration:
+ms}, read by bench_gpu's --totem; `runs`: every run's fields and command).
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+# The baselines run with the caller's environment, while this process's own threads (Numba's
+# OpenMP pool, which generated the graph) sleep beside them: with OMP_WAIT_POLICY=active, which
+# totem_py picks on an idle machine of 16 cores or more, they would spin on the cores the baseline
+# computes on (TOTEM's CPU-only BFS on rmat:24, an H100 host's 16 cores: 272 ms so, 85 ms with
+# them asleep).
+BASELINE_ENV = dict(os.environ)
+os.environ["OMP_WAIT_POLICY"] = "passive"
+
+import numpy as np  # noqa: E402
+from numba import njit  # noqa: E402
+
+import totem_py  # noqa: E402
+from experiments.harness import Table, start  # noqa: E402
+from totem_py.algorithms.common import source_vertex  # noqa: E402
+
+# ---------------------------------------------------------------- graph files
+
+TOTEM_MAGIC = 0x10102048
+
+def write_totem(graph, path):
+    """`graph` in TOTEM's binary format (EID=64): magic, id sizes, vertex and edge counts, the
+    valued, weighted and directed flags, the row offsets (64-bit), the column ids (32-bit) and
+    the weights (32-bit integers) if any."""
+    if graph.n_vertices >= 2**32 - 1:
+        raise ValueError("TOTEM's vertex ids are 32-bit")
+    weights = integer_weights(graph, "TOTEM")
+    with open(path, "wb") as f:
+        np.array([TOTEM_MAGIC, 4, 8, graph.n_vertices], np.uint32).tofile(f)
+        np.array([graph.n_edges], np.uint64).tofile(f)
+        np.array([0, weights is not None, graph.directed], np.uint8).tofile(f)
+        graph.indptr.astype(np.uint64).tofile(f)
+        graph.indices.astype(np.uint32).tofile(f)
+        if weights is not None:
+            weights.astype(np.uint32).tofile(f)
+
+
+def integer_weights(graph, system):
+    if graph.weights is not None and not np.array_equal(graph.weights, np.round(graph.weights)):
+        raise ValueError(f"{system}'s weights are integers")
+    return None if graph.weights is None else graph.weights.astype(np.int64)
+
+
+@njit(cache=False)
+def _digits(x):
+    n = 1
+    while x >= 10:
+        x //= 10
+        n += 1
+    return n
+
+
+@njit(cache=False)
+def _edge_list(indptr, indices, weights):
+    """The edge list's text as bytes: `u<TAB>v<LF>` per edge (u, v), or `u<TAB>v<TAB>w<LF>`
+    where `weights` is not empty."""
+    n = indptr.size - 1
+    fields = 3 if weights.size else 2
+    size = 0
+    for u in range(n):
+        du = _digits(u)
+        for e in range(indptr[u], indptr[u + 1]):
+            size += du + _digits(indices[e]) + fields
+            if fields == 3:
+                size += _digits(weights[e])
+    out = np.empty(size, np.uint8)
+    pos = 0
+    row = np.empty(3, np.int64)
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            row[0], row[1] = u, indices[e]
+            if fields == 3:
+                row[2] = weights[e]
+            for f in range(fields):
+                x = row[f]
+                k = _digits(x)
+                for i in range(k):
+                    out[pos + k - 1 - i] = 48 + x % 10
+                    x //= 10
+                out[pos + k] = 10 if f == fields - 1 else 9     # TAB between fields, LF last
+                pos += k + 1
+    return out
+
+
+def write_edge_list(graph, path, weights=None):
+    """`graph` as a text edge list: `src dst` lines, or `src dst weight` with `weights`."""
+    w = np.empty(0, np.int64) if weights is None else weights
+    _edge_list(graph.indptr, graph.indices.astype(np.int64), w).tofile(path)
+
+
+def write_hytgraph(graph, path):
+    """HyTGraph's market_big edge list: weights (integers), or src % 64 where there are none."""
+    weights = integer_weights(graph, "HyTGraph")
+    if weights is None:
+        weights = np.repeat(np.arange(graph.n_vertices, dtype=np.int64) % 64,
+                            np.diff(graph.indptr))
+    write_edge_list(graph, path, weights)
+
+
+def write_gap(graph, path):
+    write_edge_list(graph, path, integer_weights(graph, "GAP"))
+
+
+# ---------------------------------------------------------------- flags and outputs
+
+TOTEM_COLUMNS = ("total", "exec", "init", "comp", "comm", "finalize", "cpu_comp", "gpu_comp",
+                 "gpu_total_comp", "scatter", "gather", "aggr", "trv_edges", "exec_rate")
+
+
+def totem_flags(args, alg, config, source):
+    """TOTEM's benchmark flags for one of bench_gpu's configuration labels."""
+    flags = {"bfs": "-b6", "pagerank": "-b1", "sssp": "-b2", "cc": "-b8"}[alg]
+    platform = {"cpu": ["-p0"], "gpu": ["-p1"], "mapped": ["-p1", "-m1"]}.get(config)
+    if platform is None:
+        strategy, share = config.split()
+        platform = ["-p2", f"-i{('RAND', 'HIGH', 'LOW').index(strategy)}",
+                    f"-a{round(float(share) * 100)}"]
+    return [flags, f"-t{args.threads}", f"-r{args.repeat}", *platform]
+
+
+def totem_runs(output):
+    """TOTEM's timing rows (after its header line `total exec ...`), `total` as time_ms."""
+    rows, table = [], False
+    for line in output.splitlines():
+        fields = line.split("\t")
+        if fields[:2] == ["total", "exec"]:
+            table = True
+        elif table and len(fields) == len(TOTEM_COLUMNS):
+            try:
+                row = dict(zip(TOTEM_COLUMNS, map(float, fields)))
+            except ValueError:
+                table = False
+                continue
+            rows.append(dict(row, time_ms=row["total"]))
+    return rows
+
+
+def hytgraph_flags(args, alg, config, source):
+    flags = ["-format", "market_big", "-weight_num", "0" if alg == "sssp" else "1"]
+    return flags + (["-source_node", str(source)] if alg in ("bfs", "sssp") else [])
+
+
+HYTGRAPH_FIELDS = {"time_ms": r"Total time: ([\d.]+)", "rounds": r"Total rounds: (\d+)",
+                   "filter_rounds": r"filter_num: (\d+)", "zerocopy_rounds": r"zerocopy_num: (\d+)",
+                   "compaction_rounds": r"compaction_num: (\d+)"}
+
+
+def hytgraph_runs(output):
+    """HyTGraph's one run: {time_ms, rounds, filter/zerocopy/compaction rounds}."""
+    found = {k: re.search(p, output) for k, p in HYTGRAPH_FIELDS.items()}
+    if found["time_ms"] is None:
+        return []
+    return [{k: float(m.group(1)) if k == "time_ms" else int(m.group(1))
+             for k, m in found.items() if m}]
+
+
+def gap_flags(args, alg, config, source):
+    flags = ["-n", str(args.repeat)] + (["-s"] if not args.directed else [])
+    if alg in ("bfs", "sssp", "bc"):
+        flags += ["-r", str(source)]
+    if alg == "pagerank":
+        flags += ["-i", str(args.iterations), "-t", "0"]
+    return flags
+
+
+def gap_runs(output):
+    """GAP's "Trial Time: SECONDS" lines, one a trial."""
+    return [dict(time_ms=1e3 * float(t)) for t in re.findall(r"Trial Time:\s+([\d.]+)", output)]
+
+
+@dataclass
+class System:
+    build: str              # the script that builds the binaries
+    binaries: dict          # algorithm -> binary (in --bin)
+    extension: Callable     # weighted -> the graph file's extension
+    write: Callable         # (graph, path): the graph in the system's format
+    flags: Callable         # (args, algorithm, configuration, source) -> flags before the file
+    runs: Callable          # output -> [{time_ms, ...}] of its runs
+    configs: str            # the configurations run by default
+    graph_flag: str = ""    # the flag before the graph file
+    shown: tuple = ()       # the fields of a run printed beside its time
+    repeats_inside: bool = True     # one process runs --repeat times (else one process a run)
+    env: Callable = lambda args: {}     # args -> variables to set for it
+
+
+SYSTEMS = {
+    "totem": System("build_totem.sh", dict.fromkeys(("bfs", "pagerank", "sssp", "cc"), "benchmark"),
+                    lambda weighted: "tbin", write_totem, totem_flags, totem_runs,
+                    "cpu,gpu,HIGH 0.5,HIGH 0.25", shown=("comp", "comm")),
+    "hytgraph": System("build_hytgraph.sh",
+                       {"bfs": "hybrid_bfs", "sssp": "hybrid_sssp", "pagerank_delta": "hybrid_pr",
+                        "cc": "hybrid_cc"},
+                       lambda weighted: "el", write_hytgraph, hytgraph_flags, hytgraph_runs,
+                       "gpu", graph_flag="-graphfile", repeats_inside=False,
+                       shown=("rounds", "filter_rounds", "zerocopy_rounds", "compaction_rounds")),
+    "gap": System("build_gap.sh",
+                  {"bfs": "bfs", "sssp": "sssp", "pagerank": "pr", "cc": "cc", "bc": "bc"},
+                  lambda weighted: "wel" if weighted else "el", write_gap, gap_flags, gap_runs,
+                  "cpu", graph_flag="-f",
+                  env=lambda args: {"OMP_NUM_THREADS": str(args.threads)}),
+}
+
+
+# ---------------------------------------------------------------- runs
+
+def written_graphs(spec, algorithms, system, folder, undirected=True, source=None):
+    """For the graph and the weighted graph the algorithms need (weights for SSSP alone): (the
+    path where `spec` is written in the system's format, the algorithms to run on it, the
+    traversal source: `source` checked or else the one our runs pick, found once since both
+    graphs have the same edges); the graph is dropped before the runs."""
+    root = None
+    for weighted in sorted({a == "sssp" for a in algorithms}):
+        t0 = time.perf_counter()
+        graph = totem_py.generate(spec, undirected=undirected, weighted=weighted)
+        if root is None:
+            root = source_vertex(graph, source, 0, "bfs")
+        path = Path(folder) / f"graph{'_w' if weighted else ''}.{system.extension(weighted)}"
+        system.write(graph, path)
+        del graph
+        print(f"# {spec}{' undirected' if undirected else ''}{' weighted' if weighted else ''} "
+              f"written as {path.name} in {time.perf_counter() - t0:.1f} s; source {root}",
+              flush=True)
+        yield path, [a for a in algorithms if (a == "sssp") == weighted], root
+
+
+def run(system, binary, graph_file, alg, config, source, args):
+    """One cell's runs: (the command, [{time_ms, ...}]); RuntimeError if the binary fails."""
+    cmd = [str(binary), *system.flags(args, alg, config, source), *args.extra.split(),
+           *([system.graph_flag] if system.graph_flag else []), str(graph_file)]
+    env = dict(BASELINE_ENV, **system.env(args))
+    runs = []
+    for _ in range(1 if system.repeats_inside else args.repeat):
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        found = system.runs(proc.stdout + proc.stderr)
+        if proc.returncode or not found:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"{' '.join(cmd)}: exit {proc.returncode}: {tail[0]}")
+        runs += found
+    return cmd, runs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("system", choices=SYSTEMS)
+    ap.add_argument("--bin", required=True, help="the folder of the system's binaries")
+    ap.add_argument("--graph", default="rmat:24", help="a generator spec")
+    ap.add_argument("--directed", action="store_true", help="keep the generated graph directed")
+    ap.add_argument("--algorithms", default=None,
+                    help="default: every algorithm the system has a binary for")
+    ap.add_argument("--configs", default=None,
+                    help="comma-separated configurations (totem: bench_gpu's labels)")
+    ap.add_argument("--source", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--iterations", type=int, default=5, help="PageRank rounds (gap)")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per cell")
+    ap.add_argument("--extra", default="", help="more flags for the system, space-separated")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    system = SYSTEMS[args.system]
+    algorithms = (args.algorithms or ",".join(system.binaries)).split(",")
+    binaries = {a: Path(args.bin) / system.binaries[a] for a in algorithms
+                if a in system.binaries}
+    problems = [f"unknown algorithm {a}" for a in algorithms if a not in system.binaries]
+    problems += [f"{b}: no such file" for b in set(binaries.values()) if not b.is_file()]
+    if problems:
+        print(f"baselines {args.system}: {'; '.join(problems)} (experiments/{system.build} "
+              f"builds the binaries)", file=sys.stderr)
+        return 2
+    prov = start("experiments.baselines", argv, gpu=args.system != "gap")
+    configs = (args.configs or system.configs).split(",")
+    report = dict(prov, system=args.system, graph=args.graph, times_ms={}, runs=[])
+    table = Table(("algorithm", -15), ("config", -10), ("time ms", 9, ".2f"), ("runs", 4),
+                  ("fields of its last run", -30))
+    with tempfile.TemporaryDirectory() as tmp:
+        for graph_file, algs, source in written_graphs(args.graph, algorithms, system, tmp,
+                                                       not args.directed, args.source):
+            for alg in algs:
+                for config in configs:
+                    try:
+                        cmd, runs = run(system, binaries[alg], graph_file, alg, config, source,
+                                        args)
+                    except RuntimeError as exc:
+                        print(f"{alg:15} {config:10} failed: {exc}", flush=True)
+                        continue
+                    ms = statistics.median(r["time_ms"] for r in runs)
+                    report["times_ms"].setdefault(alg, {})[config] = ms
+                    report["runs"].append(dict(algorithm=alg, config=config, command=cmd,
+                                               source=source, runs=runs))
+                    table.row(alg, config, ms, len(runs), " ".join(
+                        f"{k} {runs[-1][k]:g}" for k in system.shown if k in runs[-1]))
+                    if args.json:
+                        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
