@@ -31,7 +31,9 @@ class _Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):
         """As argparse's, where `--algorithm FILE.py[:NAME]` first loads the file (its
         algorithms join the registry, their options the parser); `algorithm` is then the
-        registered name, `algorithm_spec` what was given."""
+        registered name, `algorithm_spec` what was given. The chosen algorithm's options are
+        its own declarations (help, default), where another algorithm declares the same flag."""
+        from .algorithms import ALGORITHMS
         from .algorithms.base import find
         args = list(sys.argv[1:] if args is None else args)
         spec = given_algorithm(args)
@@ -39,11 +41,34 @@ class _Parser(argparse.ArgumentParser):
         if name != spec:
             for flag, option in algorithm_options().items():
                 if flag not in self._option_string_actions:
-                    self.add_argument(flag, **option.kwargs)
+                    self.add_option(option)
+        for option in getattr(ALGORITHMS.get(name), "options", ()):
+            action = self._option_string_actions.get(option.flag)
+            if getattr(action, "option", option) is not option:
+                self._optionals.conflict_handler = "resolve"    # in place of the other's
+                try:
+                    self.add_option(option)
+                finally:
+                    self._optionals.conflict_handler = "error"
         parsed, extra = super().parse_known_args(args, namespace)
         if hasattr(parsed, "algorithm"):
             parsed.algorithm, parsed.algorithm_spec = name, spec
         return parsed, extra
+
+    def add_option(self, option):
+        """An algorithm's Option as an argument."""
+        action = self.add_argument(option.flag, **option.kwargs)
+        action.option = option
+
+
+def program_name():
+    """`python -m totem_py.run`, or the script's file name where a script runs the command line
+    (an algorithm's own script, as examples/khop.py)."""
+    main = sys.modules.get("__main__")
+    path = str(getattr(main, "__file__", None) or "")
+    if getattr(main, "__spec__", None) is None and path.endswith(".py"):
+        return os.path.basename(path)
+    return "python -m totem_py.run"
 
 
 def given_algorithm(args):
@@ -89,7 +114,7 @@ class _Formatter(argparse.HelpFormatter):
 
 def build_parser():
     from . import __version__
-    p = _Parser(prog="python -m totem_py.run", formatter_class=_Formatter,
+    p = _Parser(prog=program_name(), formatter_class=_Formatter,
                 description="Run a graph algorithm split between the CPU and GPU partitions.")
     p.add_argument("--version", action="version", version=f"totem_py {__version__}")
     p.add_argument("--graph", default=DEFAULT_GRAPH,
@@ -128,8 +153,8 @@ def build_parser():
                    help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
                         "streamed rows, read by frontier kernels (an advance over a queue); only "
                         "meaningful when edges stream (default 0: no cache)")
-    for flag, option in algorithm_options().items():
-        p.add_argument(flag, **option.kwargs)
+    for option in algorithm_options().values():
+        p.add_option(option)
     p.add_argument("--relabel", action="store_true",
                    help="leave the vertices that are in no edge out of the run, numbering the "
                         "rest 0..n-1 in id order (an edge list's largest id + 1 is otherwise "
@@ -148,8 +173,9 @@ def build_parser():
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
-                   help="under mpirun: stop every rank when a wait on another rank (loading, "
-                        "partitioning, a superstep) lasts longer than this (default: no limit)")
+                   help="under mpirun: stop every rank when a wait on another rank (MPI's "
+                        "start-up, loading, partitioning, a superstep) lasts longer than this; "
+                        "rank 0's --verify does not count (default: no limit)")
     return p
 
 
@@ -333,7 +359,7 @@ def load_graph(args, cls, progress):
     from .harness import memory_stages
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                            weighted=cls.needs_weights, nonnegative=cls.needs_weights,
+                            weighted=cls.needs_weights, nonnegative=nonnegative(cls),
                             then=memory_stages(cls))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
     ids = None
@@ -341,6 +367,12 @@ def load_graph(args, cls, progress):
         graph, ids = graph.compacted()
         progress.phase(f"relabelled: {graph.n_vertices} of {graph.n_ids} ids are in edges")
     return graph, ids
+
+
+def nonnegative(cls):
+    """What `load(..., nonnegative=)` takes for the algorithm class `cls`: its name when it
+    refuses negative weights, else False."""
+    return cls.needs_weights and cls.nonnegative_weights and cls.name
 
 
 def verifier(args, cls, ranks):

@@ -206,6 +206,7 @@ class SSSP(Algorithm):
     name = "sssp"
     modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
     needs_weights = True
+    nonnegative_weights = True      # Dijkstra's and delta-stepping's premise
     options = (SOURCE,)
     isolated = math.inf
     memory = (((160, 29, 0), (146, 29)), ((124, 9, 0), (110, 9)))
