@@ -395,3 +395,57 @@ if __name__ == "__main__":
     assert proc.stdout.startswith("usage: widest.py"), proc.stdout[:200]
     assert "widest: at most this many rounds" in " ".join(proc.stdout.split())
     assert "PageRank" not in proc.stdout.split("--iterations", 1)[1].split("--", 1)[0]
+
+
+# ---------------------------------------------------------------- the command's smaller promises
+
+def test_quiet_prints_nothing_for_weights_near_the_largest_double(tmp_path):
+    """--quiet: only errors; weights past float32's range and a mean weight that overflows
+    (SSSP's bucket width) are no warning either."""
+    graph = write(tmp_path, "big.wel", "0 1 1.7e308\n1 2 1.7e308\n2 3 1\n")
+    proc = cli("--graph", graph, "--algorithm", "sssp", "--source", 0, "--device", "emulated",
+               "--verify", "--quiet", "--output", tmp_path / "d.npy")
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == "", proc.stderr
+    assert np.array_equal(np.load(tmp_path / "d.npy"), [0, 1.7e308, np.inf, np.inf])
+
+
+def test_an_existing_file_named_like_a_generator_is_read(tmp_path):
+    write(tmp_path, "rmat:3.txt", "0 1\n1 2\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:3.txt",
+                           "--quiet", "--json", "m.json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["graph"]["vertices"] == 3
+    from totem_py.generators import is_generator
+    assert is_generator("rmat:3") and is_generator("rmat:3:4")
+
+
+def test_an_output_name_ending_in_a_slash_is_refused(tmp_path):
+    proc = cli("--graph", "tests/data/tiny.txt", "--quiet", "--output", f"{tmp_path}/res/")
+    one_line_exit_2(proc, "res/", "ends in a slash")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, sep, header", [("r.txt", " ", "# vertex value"),
+                                               ("r.tsv", "\t", "# vertex\tvalue"),
+                                               ("r.csv", ",", "vertex,value")])
+def test_text_outputs_are_text(tmp_path, name, sep, header):
+    proc = cli("--graph", "tests/data/tiny.txt", "--source", 0, "--quiet", "--output",
+               tmp_path / name)
+    assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / name).read_text().splitlines()
+    assert lines[0] == header and lines[1] == f"0{sep}0" and len(lines) == 7
+
+
+def test_a_traversal_of_a_one_direction_listing_hints_at_undirected(tmp_path):
+    """Every edge from a smaller to a larger id (a file listing each undirected edge once): a
+    traversal says that --undirected adds the reverse edges; not with --undirected, --quiet or
+    an edge the other way."""
+    graph = write(tmp_path, "once.txt", "0 1\n0 2\n1 3\n2 3\n")
+    proc = cli("--graph", graph, "--source", 3)
+    assert proc.returncode == 0 and "--undirected adds the reverse edges" in proc.stderr
+    for extra in (["--undirected"], ["--quiet"]):
+        assert "--undirected" not in cli("--graph", graph, "--source", 3, *extra).stderr
+    both = write(tmp_path, "both.txt", "0 1\n0 2\n1 3\n3 2\n")
+    assert "--undirected" not in cli("--graph", both, "--source", 3).stderr

@@ -302,7 +302,7 @@ def engine_source(engine, seed=0, bounds=None):
 def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
+        chunk_bytes=None, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
         gather=True, load_s=None, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
     result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
@@ -328,7 +328,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         VerificationError); over ranks, a function giving rank 0 the whole graph to check it on.
     progress: a totem_py.progress.Progress, or None.
     gpu_memory: bytes of graph data per GPU partition; transfer: "auto", "resident",
-        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
+        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks (None: 32 MB or
+        less, as the budget needs); gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
@@ -355,7 +356,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     check_hub_sort(hub_sort)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
-    if chunk_bytes < 64:
+    if chunk_bytes is not None and chunk_bytes < 64:
         raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
     if gpu_cache < 0:
         raise InputError(f"--gpu-cache must be at least 0, got {gpu_cache}")

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -147,8 +148,10 @@ def build_parser():
                         "the cheapest of HyTGraph's engines), resident (edges in GPU memory), "
                         "zerocopy (edges in mapped host memory; with --gpu-memory, what fits "
                         "stays resident), filter or compaction (force that engine)")
-    p.add_argument("--chunk-bytes", default="32M",
-                   help="size of the chunks streamed edges are split into (default 32M)")
+    p.add_argument("--chunk-bytes", default=None,
+                   help="size of the chunks streamed edges are split into (default 32M, or "
+                        "smaller where the staging buffers would take more than half of "
+                        "--gpu-memory)")
     p.add_argument("--gpu-cache", default="0",
                    help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
                         "streamed rows, read by frontier kernels (an advance over a queue); only "
@@ -169,7 +172,9 @@ def build_parser():
                         "random choices (default 0)")
     p.add_argument("--verify", action="store_true", help="check the result with the verifier")
     p.add_argument("--output", default=None,
-                   help="write the per-vertex result: FILE.csv as vertex,value lines, else .npy")
+                   help="write the per-vertex result: FILE.csv as vertex,value lines, FILE.txt or "
+                        "FILE.tsv as lines of vertex and value separated by a space or a tab, "
+                        "else .npy")
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
@@ -234,7 +239,9 @@ def check_options(args, device):
     default = "auto" if device == "gpu" else "0.5"
     share = _share(default if args.cpu_share is None else args.cpu_share)
     budget = None if args.gpu_memory is None else parse_bytes(args.gpu_memory)
-    return (share, budget, parse_bytes(args.chunk_bytes, "--chunk-bytes", least=64),
+    chunk = None if args.chunk_bytes is None else parse_bytes(args.chunk_bytes, "--chunk-bytes",
+                                                              least=64)
+    return (share, budget, chunk,
             parse_bytes(args.gpu_cache, "--gpu-cache"))
 
 
@@ -312,6 +319,8 @@ def main(argv=None, comm=None):
     if ranks and per_rank_output(args):
         agree(comm, lambda: distributed.check_rank_outputs(args, comm))
     outputs = agree(comm, lambda: output_files(args, comm))
+    if args.quiet:      # only errors: no NumPy or Numba warnings either
+        warnings.simplefilter("ignore")
     if args.quiet or not root:      # a missing transfer profile is said once, by rank 0
         from bsp.transfer_model import without_warning
         without_warning()
@@ -338,13 +347,36 @@ def main(argv=None, comm=None):
     values, m = result.values, result.metrics
     if ids is not None:
         values = original_ids(cls, m, values, graph)
+    hint = None
+    if not ranks and not args.quiet and not args.undirected and "--source" in \
+            {o.flag for o in cls.options}:
+        hint = one_direction_hint(graph)
     del graph
     agree(comm, lambda: write_outputs(outputs, args, result, values, m, comm))
+    if hint:
+        print(hint, file=sys.stderr)
     if root and not args.quiet:
         print_report(m)
         if ranks:
             distributed.print_ranks(m)
     return 0
+
+
+def one_direction_hint(graph):
+    """A note for a traversal of a graph whose every edge goes from a smaller to a larger vertex
+    id (or every one the other way), as in a file that lists each edge of an undirected graph
+    once; else None."""
+    rows = np.flatnonzero(np.diff(graph.indptr))
+    if not graph.directed or rows.size == 0:
+        return None
+    starts = graph.indptr[rows]
+    up = bool(np.all(np.minimum.reduceat(graph.indices, starts) > rows))
+    if not up and not np.all(np.maximum.reduceat(graph.indices, starts) < rows):
+        return None
+    return (f"note: every edge of {graph.spec or 'the graph'} goes from a "
+            f"{'smaller' if up else 'larger'} to a {'larger' if up else 'smaller'} vertex id, as "
+            f"in a file that lists each edge of an undirected graph once, so the traversal "
+            f"follows each edge one way only; --undirected adds the reverse edges")
 
 
 def run(graph, algorithm, **settings):
@@ -451,19 +483,24 @@ def original_ids(cls, metrics, values, graph):
     return out
 
 
+TEXT_OUTPUTS = {".csv": ",", ".txt": " ", ".tsv": "\t"}     # --output's text forms: separator
+
+
 def save_values(f, path, values, vertices=None):
-    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy, of the
-    values by vertex id, or with `vertices` (the values' vertex ids: an MPI rank's own) of
-    (vertex, value) records."""
+    """.csv: a vertex,value header and one line per vertex; .txt and .tsv: the same, separated
+    by a space or a tab, the header a `#` comment; anything else: NumPy's .npy, of the values by
+    vertex id, or with `vertices` (the values' vertex ids: an MPI rank's own) of (vertex, value)
+    records."""
     ids = np.arange(values.size) if vertices is None else vertices
-    if not str(path).lower().endswith(".csv"):
+    sep = TEXT_OUTPUTS.get(os.path.splitext(str(path))[1].lower())
+    if sep is None:
         if vertices is None:
             return np.save(f, values)
         records = np.empty(ids.size, dtype=[("vertex", np.int64), ("value", values.dtype)])
         records["vertex"], records["value"] = ids, values
         return np.save(f, records)
-    f.write(b"vertex,value\n")
-    fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
+    f.write(("vertex,value\n" if sep == "," else f"# vertex{sep}value\n").encode())
+    fmt = sep.join(["%d", "%d" if values.dtype.kind in "iu" else "%.17g"])
     np.savetxt(f, np.column_stack([ids, values]).astype(object), fmt=fmt)
 
 
