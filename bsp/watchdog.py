@@ -52,7 +52,10 @@ class Watchdog:
         self._send("-")
 
     def _send(self, message):
-        os.write(self._write, (message.replace("\n", " ") + "\n").encode())
+        try:
+            os.write(self._write, (message.replace("\n", " ") + "\n").encode())
+        except OSError:         # the watchdog is gone: the launcher is stopping every rank
+            pass
 
 
 def watchdog():
