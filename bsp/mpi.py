@@ -32,18 +32,16 @@ Plan once, execute many (as mpi4py-fft does):
 
 Failures: with `timeout` set, every wait on another rank is bounded (`Waiter`): a superstep's
 collectives are polled with `Testall`, and every blocking call made through a `Guarded`
-communicator (loading, partitioning, gathering) is watched by a thread; past the deadline
-(staggered by half a second per rank, so that the first rank to give up stops the rest before
-they print) the rank prints one line and calls `Abort`. `TOTEM_MPI_FAULT=RANK:WHEN:KIND` (WHEN a
-superstep number, `load` or `partition`; KIND `oom`, `stall` or `stop`, a SIGSTOP) injects a
-failure for the tests.
+communicator (loading, partitioning, gathering) is watched by the rank's watchdog process
+(bsp/watchdog.py; a blocking call may hold the GIL, so a thread could not watch it); past the
+deadline (staggered by half a second per rank, so that the first rank to give up stops the rest
+before they print) the rank prints one line and stops. `TOTEM_MPI_FAULT=RANK:WHEN:KIND`
+(bsp/watchdog.py) injects a failure for the tests.
 """
 
 import contextlib
 import os
-import signal
 import sys
-import threading
 import time
 
 import numpy as np
@@ -53,10 +51,9 @@ from kernels_cpu import boxes as _boxes
 from .errors import InputError
 
 from .api import Vote
+from .watchdog import STAGGER_S, inject, parse_fault, watchdog
 from .exchange import (_HostInbox, _deliver, _inbox, _pack, _reset, _split, bitmap_bytes,
                        device_inbox, pack_bits, pull_bits_local, put_bits, put_runs)
-
-STAGGER_S = 0.5
 
 
 def world():
@@ -101,29 +98,29 @@ def complete(requests, late=None):
 
 class Waiter:
     """Bounds every wait on another rank by `timeout` seconds (None: no bound): past it, the
-    rank prints one line and `Abort`s every rank (a peer is stuck, stopped, dead or out of step).
-    A superstep's nonblocking collectives are polled with `wait`; any blocking call (loading,
-    partitioning, gathering) is watched by a thread while it runs, under `guard`. The deadline is
-    staggered by STAGGER_S per rank, so that the first rank to give up stops the rest before they
-    print."""
+    rank prints one line and every rank stops (a peer is stuck, stopped, dead or out of step).
+    A superstep's nonblocking collectives are polled with `wait`, which `Abort`s; a blocking call
+    (loading, partitioning, gathering), which may hold the GIL while it waits, runs under
+    `guard`, kept by the rank's watchdog process (bsp/watchdog.py), which kills the rank. The
+    deadline is staggered by STAGGER_S per rank, so that the first rank to give up stops the rest
+    before they print."""
 
     def __init__(self, comm, timeout=None):
         self.comm = comm
         self.timeout = timeout
         self.step = None
-        self._armed = None                  # (deadline, what, start) of the guarded call
-        self._cv = threading.Condition()
-        if timeout:
-            threading.Thread(target=self._watch, daemon=True, name="mpi-timeout").start()
 
     def _deadline(self, t0):
         return t0 + self.timeout + STAGGER_S * self.comm.rank
 
-    def give_up(self, what, t0):
+    def _line(self, what, elapsed):
         where = f"superstep {self.step}: " if self.step is not None else ""
-        abort(self.comm, f"error: rank {self.comm.rank}: {where}{what} not complete after "
-                         f"{time.monotonic() - t0:.1f} s (--mpi-timeout {self.timeout:g}); a peer "
-                         f"rank is stuck or gone, stopping all ranks")
+        return (f"error: rank {self.comm.rank}: {where}{what} not complete after {elapsed} s "
+                f"(--mpi-timeout {self.timeout:g}); a peer rank is stuck or gone, stopping all "
+                f"ranks")
+
+    def give_up(self, what, t0):
+        abort(self.comm, self._line(what, f"{time.monotonic() - t0:.1f}"))
 
     def wait(self, requests, what):
         """Poll `requests` until complete: SPIN_POLLS tests, then with sleeps growing to 0.1 ms,
@@ -140,33 +137,23 @@ class Waiter:
 
     @contextlib.contextmanager
     def guard(self, what):
-        """Abort every rank if the block (a blocking call on the communicator) outlasts the
+        """Stop every rank if the block (a blocking call on the communicator) outlasts the
         timeout."""
         if not self.timeout:
             yield
             return
-        t0 = time.monotonic()
-        with self._cv:
-            self._armed = (self._deadline(t0), what, t0)
-            self._cv.notify()
+        dog = watchdog()
+        dog.arm(self.timeout + STAGGER_S * self.comm.rank, self._line(what, "{elapsed}"))
         try:
             yield
         finally:
-            with self._cv:
-                self._armed = None
+            dog.disarm()
 
-    def _watch(self):
-        with self._cv:
-            while True:
-                if self._armed is None:
-                    self._cv.wait()
-                    continue
-                deadline, what, t0 = self._armed
-                left = deadline - time.monotonic()
-                if left > 0:
-                    self._cv.wait(left)
-                else:
-                    self.give_up(what, t0)
+    def wait_for_root(self):
+        """Wait, unbounded and sleeping, until rank 0 reaches the same call: rank 0 working
+        alone (its serial --verify) is not a peer that is stuck, and the ranks waiting for it
+        leave it the cores. Rank 0 dying still stops every rank (the launcher sees it)."""
+        complete([self.comm.Ibarrier()])
 
 
 GUARDED = frozenset(("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Barrier",
@@ -816,7 +803,7 @@ class Ranks:
         self.plan = plan
         self.node_rank, self.node_size = node_place(self.comm)
         self._exchanges = {}
-        self._fault = _parse_fault(comm.rank)
+        self._fault = parse_fault(comm.rank)
         self._record = None
         self._gvids = None
 
@@ -855,7 +842,7 @@ class Ranks:
         """A superstep starts: its number for the timeout's message, the injected fault."""
         self.waiter.step = step
         if self._fault and self._fault[0] == step:
-            _inject(self._fault[1], self.comm.rank, step)
+            inject(self._fault[1], self.comm.rank, step)
         self._sent, self._compute_wall, self._t0 = 0, 0.0, time.perf_counter()
 
     def computed(self, parts):
@@ -946,29 +933,3 @@ class _Renumbered:
 
     def __getattr__(self, name):
         return getattr(self._part, name)
-
-
-def _parse_fault(rank):
-    """TOTEM_MPI_FAULT=RANK:WHEN:KIND (tests only): (when, kind) for this rank, else None; WHEN
-    is a superstep number, or `load` or `partition`."""
-    spec = os.environ.get("TOTEM_MPI_FAULT")
-    if not spec:
-        return None
-    r, when, kind = spec.split(":")
-    return (int(when) if when.isdigit() else when, kind) if int(r) == rank else None
-
-
-def fault_point(rank, when):
-    """Inject TOTEM_MPI_FAULT's failure here if it names this rank and `when`."""
-    fault = _parse_fault(rank)
-    if fault and fault[0] == when:
-        _inject(fault[1], rank, when)
-
-
-def _inject(kind, rank, when):
-    if kind == "stall":
-        time.sleep(3600)
-    if kind == "stop":
-        os.kill(os.getpid(), signal.SIGSTOP)
-        return
-    raise MemoryError(f"injected out-of-memory at {when} (TOTEM_MPI_FAULT)")

@@ -26,13 +26,13 @@ class EdgeOptions:
     """Where a GPU partition's edges live. `transfer`: resident (device memory), zerocopy
     (mapped host memory, TOTEM's mode; with a budget, what fits stays resident), or filter,
     compaction, auto: edges over `budget` (bytes of graph data per GPU partition) stream from
-    host memory in chunks of `chunk_bytes`, `merge` adjacent filter chunks per copy
-    (bsp/stream.py). `cache`: bytes of the budget for the cache of hot streamed rows that
+    host memory in chunks of `chunk_bytes` (None: bsp/stream.py's default, which follows the
+    budget), `merge` adjacent filter chunks per copy (bsp/stream.py). `cache`: bytes of the budget for the cache of hot streamed rows that
     frontier kernels read (bsp/stream.py; nothing without streamed edges); the resident chunks
     get what the staging buffers and the cache leave."""
     transfer: str = "resident"
     budget: int = None
-    chunk_bytes: int = 32 << 20
+    chunk_bytes: int = None
     merge: int = 4
     cache: int = 0
 
@@ -103,7 +103,8 @@ class DeviceView:
         w = self.host.weights
         if w is None or self._part.kind != "gpu":
             return w
-        narrow = w.astype(np.float32)
+        with np.errstate(over="ignore"):        # a weight past float32's range stays float64
+            narrow = w.astype(np.float32)
         return narrow if np.array_equal(narrow, w) else w
 
     def queue_segments(self, queue, qlen, pieces=1):

@@ -2,7 +2,9 @@
 do not fit its budget (`--gpu-memory`).
 
 The edges (and weights, for algorithms that read them) stay in pinned, mapped host memory, split
-into chunks of consecutive rows holding about `chunk_bytes` of indices each. The first chunks, as
+into chunks of consecutive rows holding about `chunk_bytes` of indices each (by default
+CHUNK_BYTES, or less where the staging buffers would otherwise take more than half the budget:
+`fitting_chunk_bytes`). The first chunks, as
 many as the budget holds beside the row index and the staging buffers, are copied to the device
 once and read from there (with `hub_sort` "degree", the default, or "hytgraph" the partitioner
 puts the hubs first, so they hold the hubs' rows; with "off" they hold the lowest ids'). The
@@ -80,6 +82,18 @@ COMPACTION_FIXED_S = 400e-6
 FILTER_GROUP_S = 60e-6
 
 
+CHUNK_BYTES = 32 << 20     # indices per chunk, unless the budget wants smaller ones
+STAGING_SHARE = 0.5     # the most of the budget that the staging buffers of default chunks take
+
+
+def fitting_chunk_bytes(budget, width, bpe, merge):
+    """The default chunk size for a budget of `budget` bytes: CHUNK_BYTES of indices (`width`
+    bytes each), or less, so that the three staging buffers of `merge` chunks (`bpe` bytes per
+    edge) take at most STAGING_SHARE of the budget (rows longer than a chunk make more)."""
+    edges = int(budget * STAGING_SHARE) // (3 * merge * bpe)
+    return max(min(CHUNK_BYTES, edges * width), width)
+
+
 def chunk_starts(indptr, n, width, chunk_bytes):
     """First row of each chunk (and n): chunks of consecutive rows with about `chunk_bytes` of
     edges each (a row longer than that is a chunk of its own); at most MAX_CHUNKS chunks."""
@@ -112,6 +126,8 @@ class EdgeStream:
         weights = weights is not None
         self.wwidth = self.weights.itemsize if weights else 0
         bpe = self.width + self.wwidth
+        if chunk_bytes is None:
+            chunk_bytes = fitting_chunk_bytes(budget, self.width, bpe, self.merge)
         starts = self.starts = chunk_starts(hp, n, self.width, chunk_bytes)
         ends = self.ends = hp[starts]                 # first edge of each chunk, and the last + 1
         nchunks = self.nchunks = starts.size - 1

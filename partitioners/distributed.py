@@ -397,12 +397,15 @@ def reversed_rows(comm, share, degrees_only=False):
 
 def weigh(comm, share, algorithm, where=None):
     """harness.prepare_graph on a share: unit weights for an algorithm that needs weights on an
-    unweighted graph; an InputError on every rank for a negative weight (the edge's index in the
-    whole graph's CSR, in file `where`). Collective."""
+    unweighted graph; an InputError on every rank for a negative weight where the algorithm
+    declares `nonnegative_weights` (the edge's index in the whole graph's CSR, in file `where`).
+    Collective."""
     if not getattr(algorithm, "needs_weights", False):
         return
     if share.weights is None:
         share.weights = np.ones(share.indices.size)
+    if not getattr(algorithm, "nonnegative_weights", False):
+        return
     first = comm.exscan(share.indices.size) or 0
 
     def non_negative():

@@ -188,6 +188,22 @@ def test_forced_transfer_engine_streams(tmp_path):
     assert_usage_error(proc, "--transfer")
 
 
+@pytest.mark.parametrize("graph, algorithm, budget", [
+    ("rmat:18", "bfs", "8M"),
+    pytest.param("rmat:22", "sssp", "512M", marks=pytest.mark.slow),      # weighted
+])
+def test_the_default_chunks_shrink_to_fit_a_small_budget(tmp_path, graph, algorithm, budget):
+    """Without --chunk-bytes the chunks follow the budget: 32 MB chunks' staging buffers would
+    not fit these budgets, smaller ones do; the edges stream and the result verifies."""
+    js = tmp_path / "m.json"
+    proc = run_cli("--graph", graph, "--algorithm", algorithm, "--gpu-memory", budget,
+                   "--cpu-share", "0", "--transfer", "filter", "--device", "emulated",
+                   "--json", js, "--quiet", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(js.read_text())
+    assert m["verified"] is True and m["transfer"]["filter_bytes"] > 0
+
+
 def test_gpu_cache_option(tmp_path):
     """--gpu-cache takes part of --gpu-memory for the cache of hot streamed rows (BC reads each
     reached row twice, forward and backward: the cache serves some of them); bad sizes are
@@ -213,5 +229,5 @@ def test_version_and_defaults_in_help():
     assert proc.returncode == 0 and proc.stdout.strip() == f"totem_py {__version__}", proc.stderr
     text = " ".join(run_cli("--help").stdout.split())
     for shown in ("LOW or RAND (default HIGH)", "partitions (default 1)",
-                  "small graphs only) (default auto)", "(default 32M)"):
+                  "small graphs only) (default auto)", "split into (default 32M, or smaller"):
         assert shown in text

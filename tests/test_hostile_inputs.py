@@ -8,6 +8,7 @@ totem_py.run. Expected values come from Python's float() and hand-written graphs
 """
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -275,3 +276,176 @@ def test_cpu_share_model_on_a_graph_without_edges(tmp_path):
     proc = cli("--graph", path, "--cpu-share", "model", "--device", "emulated")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
     assert "cpu share 1.0" in proc.stdout
+
+
+# ---------------------------------------------------------------- a user's algorithm
+
+WIDEST = '''
+"""Widest paths: the largest bottleneck (smallest weight along a path) from a source."""
+import numpy as np
+from bsp import Frontier, Message, Mode, Vote, advance, atomic_max, put, receive
+from totem_py import Algorithm
+from totem_py.algorithms import Option, register
+from totem_py.algorithms.common import SOURCE, collect, owned_lvid, source_vertex
+
+WIDTH = Message(np.float64, "max", -np.inf)
+
+
+def widen(s, t, w, width, queued, mark, n_local):
+    nw = min(width[s], w)
+    if nw > width[t]:
+        old = atomic_max(width, t, nw)
+        if nw > old:
+            if t >= n_local:
+                return old == -np.inf
+            return atomic_max(queued, t, mark) != mark
+    return False
+
+
+def widen_message(v, m, width, queued, mark):
+    if m > width[v] and m > atomic_max(width, v, m):
+        return atomic_max(queued, v, mark) != mark
+    return False
+
+
+@register
+class Widest(Algorithm):
+    name = "widest"
+    modes = (Mode("push", "out", "push", WIDTH, state="width", records=True),)
+    options = (SOURCE, Option("--iterations", dict(type=int, default=1000,
+                                                   help="widest: at most this many rounds")))
+    needs_weights = True
+    isolated = -np.inf
+
+    def __init__(self, source, iterations):
+        self.source, self.iterations = source, iterations
+
+    @classmethod
+    def from_options(cls, graph, source=None, seed=0, iterations=1000, **_):
+        return cls(source_vertex(graph, source, seed, cls.name), iterations)
+
+    def init(self, part):
+        s = part.state
+        s.width = part.alloc(np.float64, -np.inf, ("out",))
+        s.queued = part.alloc(np.int32, 0)
+        s.frontier = Frontier(part)
+        lv = owned_lvid(part, self.source)
+        if lv is not None:
+            put(part, s.width, lv, np.inf)
+        s.frontier.start(lv)
+
+    def compute(self, part, step, mode, box):
+        s = part.state
+        advance(part, "out", s.frontier, widen, s.width, s.queued, np.int32(step + 1),
+                part.n_local, outbox=box)
+
+    def scatter(self, part, step, mode, inbox):
+        s = part.state
+        receive(part, inbox, widen_message, s.width, s.queued, np.int32(step + 1),
+                out=s.frontier)
+
+    def vote(self, part, step):
+        edges = part.state.frontier.swap()
+        return Vote(part.state.frontier.length if step + 1 < self.iterations else 0, edges)
+
+    def collect(self, parts, n_vertices):
+        return collect(parts, n_vertices, "width", np.float64, -np.inf)
+
+    def reference(self, graph):
+        width = np.full(graph.n_vertices, -np.inf)
+        width[self.source] = np.inf
+        src = np.repeat(np.arange(graph.n_vertices), np.diff(graph.indptr))
+        for _ in range(graph.n_vertices):
+            for u, v, w in zip(src, graph.indices, graph.weights):
+                width[v] = max(width[v], min(width[u], w))
+        return width
+'''
+
+
+def test_a_user_algorithm_that_needs_weights_takes_negative_ones(tmp_path):
+    """`needs_weights` brings the weights to the functors; only an algorithm that declares
+    `nonnegative_weights` (shortest paths) refuses a negative one."""
+    algorithm = write(tmp_path, "widest.py", WIDEST)
+    graph = write(tmp_path, "g.wel", "0 1 -2.5\n1 2 4\n0 2 -7\n2 3 -1\n3 1 9\n4 0 1\n")
+    out = tmp_path / "w.npy"
+    proc = cli("--algorithm", algorithm, "--graph", graph, "--source", 0, "--device",
+               "emulated", "--cpu-share", 0.5, "--partition", "RAND", "--verify", "--quiet",
+               "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.load(out), [np.inf, -2.5, -2.5, -2.5, -np.inf])
+    one_line_exit_2(cli("--algorithm", "sssp", "--graph", graph, "--quiet"), "g.wel:1",
+                    "negative weight", "sssp needs non-negative weights")
+
+
+def test_a_user_script_shows_its_own_name_and_option_help(tmp_path):
+    """A script that runs the command line for its algorithm: its --help names the script, and
+    an option it shares with a built-in algorithm (--iterations) shows the script's help and
+    default, and takes its default."""
+    algorithm = write(tmp_path, "widest.py", WIDEST + '''
+
+if __name__ == "__main__":
+    import sys
+    from totem_py.run import cli
+    sys.exit(cli(["--algorithm", "widest", *sys.argv[1:]]))
+''')
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, algorithm, "--help"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: widest.py"), proc.stdout[:200]
+    assert "widest: at most this many rounds" in " ".join(proc.stdout.split())
+    assert "PageRank" not in proc.stdout.split("--iterations", 1)[1].split("--", 1)[0]
+
+
+# ---------------------------------------------------------------- the command's smaller promises
+
+def test_quiet_prints_nothing_for_weights_near_the_largest_double(tmp_path):
+    """--quiet: only errors; weights past float32's range and a mean weight that overflows
+    (SSSP's bucket width) are no warning either."""
+    graph = write(tmp_path, "big.wel", "0 1 1.7e308\n1 2 1.7e308\n2 3 1\n")
+    proc = cli("--graph", graph, "--algorithm", "sssp", "--source", 0, "--device", "emulated",
+               "--verify", "--quiet", "--output", tmp_path / "d.npy")
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == "", proc.stderr
+    assert np.array_equal(np.load(tmp_path / "d.npy"), [0, 1.7e308, np.inf, np.inf])
+
+
+def test_an_existing_file_named_like_a_generator_is_read(tmp_path):
+    write(tmp_path, "rmat:3.txt", "0 1\n1 2\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:3.txt",
+                           "--quiet", "--json", "m.json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["graph"]["vertices"] == 3
+    from totem_py.generators import is_generator
+    assert is_generator("rmat:3") and is_generator("rmat:3:4")
+
+
+def test_an_output_name_ending_in_a_slash_is_refused(tmp_path):
+    proc = cli("--graph", "tests/data/tiny.txt", "--quiet", "--output", f"{tmp_path}/res/")
+    one_line_exit_2(proc, "res/", "ends in a slash")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, sep, header", [("r.txt", " ", "# vertex value"),
+                                               ("r.tsv", "\t", "# vertex\tvalue"),
+                                               ("r.csv", ",", "vertex,value")])
+def test_text_outputs_are_text(tmp_path, name, sep, header):
+    proc = cli("--graph", "tests/data/tiny.txt", "--source", 0, "--quiet", "--output",
+               tmp_path / name)
+    assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / name).read_text().splitlines()
+    assert lines[0] == header and lines[1] == f"0{sep}0" and len(lines) == 7
+
+
+def test_a_traversal_of_a_one_direction_listing_hints_at_undirected(tmp_path):
+    """Every edge from a smaller to a larger id (a file listing each undirected edge once): a
+    traversal says that --undirected adds the reverse edges; not with --undirected, --quiet or
+    an edge the other way."""
+    graph = write(tmp_path, "once.txt", "0 1\n0 2\n1 3\n2 3\n")
+    proc = cli("--graph", graph, "--source", 3)
+    assert proc.returncode == 0 and "--undirected adds the reverse edges" in proc.stderr
+    for extra in (["--undirected"], ["--quiet"]):
+        assert "--undirected" not in cli("--graph", graph, "--source", 3, *extra).stderr
+    both = write(tmp_path, "both.txt", "0 1\n0 2\n1 3\n3 2\n")
+    assert "--undirected" not in cli("--graph", both, "--source", 3).stderr

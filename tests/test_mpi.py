@@ -297,10 +297,10 @@ def test_a_stopped_rank_during_setup_is_bounded_by_the_timeout(when):
     """Rank 1 stops itself (SIGSTOP) while loading or partitioning: rank 0, waiting in a
     collective, gives up after --mpi-timeout and stops every rank (the stopped one included)."""
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
-                  "--quiet", "--mpi-timeout", "2", env={"TOTEM_MPI_FAULT": f"1:{when}:stop"},
+                  "--quiet", "--mpi-timeout", "3", env={"TOTEM_MPI_FAULT": f"1:{when}:stop"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "--mpi-timeout 2", "loading" if when == "load"
+    _one_error_line(proc, "rank 0", "--mpi-timeout 3", "loading" if when == "load"
                     else "partitioning")
     assert proc.seconds < 60
 
@@ -368,11 +368,53 @@ def test_a_failing_rank_stops_every_rank_promptly():
 
 def test_timeout_bounds_a_stuck_exchange():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
-                  "--quiet", "--mpi-timeout", "1", env={"TOTEM_MPI_FAULT": "1:1:stall"},
+                  "--quiet", "--mpi-timeout", "3", env={"TOTEM_MPI_FAULT": "1:1:stall"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "--mpi-timeout 1")
+    _one_error_line(proc, "rank 0: superstep 1", "--mpi-timeout 3")
     assert proc.seconds < 60
+
+
+def test_timeout_bounds_mpi_start_up():
+    """Rank 1 stops before it imports mpi4py: rank 0 waits in MPI's start-up, which holds the
+    GIL, and still gives up after --mpi-timeout with one line and a nonzero exit."""
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:8", "--device", "emulated",
+                  "--quiet", "--mpi-timeout", "2", env={"TOTEM_MPI_FAULT": "1:start:stop"},
+                  timeout=120)
+    assert proc.returncode != 0
+    _one_error_line(proc, "rank 0", "starting MPI", "--mpi-timeout 2")
+    assert proc.seconds < 60
+
+
+STUCK = """
+import os, signal, sys
+from bsp.mpi import guarded, world
+comm = guarded(world(), 1)
+comm.phase = "testing"
+if comm.rank == 1:
+    os.kill(os.getpid(), signal.SIGSTOP)
+{call}
+"""
+
+
+@pytest.mark.parametrize("call", ["comm.allreduce(1)", "comm.gather(1)", "comm.alltoall([1, 2])"])
+def test_timeout_bounds_a_blocking_collective_holding_the_gil(call):
+    """Rank 1 stops; rank 0 waits in a pickle-based collective, which holds the GIL while it
+    waits: its watchdog process still stops it after the timeout, with one line."""
+    proc = launch(2, "-c", STUCK.format(call=call), timeout=120)
+    assert proc.returncode != 0
+    _one_error_line(proc, "rank 0", "testing: " + call[5:call.index("(")], "--mpi-timeout 1")
+    assert proc.seconds < 60
+
+
+def test_rank_0_verifying_longer_than_the_timeout_is_not_a_stuck_peer(tmp_path):
+    """Rank 0's serial --verify takes 8 s (injected) with --mpi-timeout 3: the other rank waits
+    for it and the run passes."""
+    proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:8", "--device", "emulated",
+                  "--quiet", "--verify", "--mpi-timeout", "3", "--json", tmp_path / "m.json",
+                  env={"TOTEM_MPI_FAULT": "0:verify:slow"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["verified"] is True
 
 
 def test_importing_never_imports_mpi4py():

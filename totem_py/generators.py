@@ -170,14 +170,18 @@ def _clean_csr(kind, scale, edge_factor, seed, undirected):
 
 def is_generator(spec):
     """Whether `--graph SPEC` names a generator rather than a file: a spec with a colon is a file
-    when it names one or ends in a graph file's extension (`my:graph.txt`), else a generator."""
+    when it names one or ends in a graph file's extension (`my:graph.txt`), else a generator; a
+    generator's name with numbers (`rmat:3:8`) is a generator even where such a file exists, an
+    existing file with other text after the name (`rmat:3.txt`) is that file."""
     from .io import FORMATS
     from .store import EXTENSION
     spec = os.fspath(spec)
-    head = spec.split(":", 1)[0].lower()
+    head, _, rest = spec.partition(":")
     looks_like_file = os.path.exists(spec) or "/" in spec or any(
         spec.lower().removesuffix(".gz").endswith(ext) for ext in (*FORMATS, EXTENSION))
-    return ":" in spec and (head in GENERATORS or not looks_like_file)
+    if ":" in spec and head.lower() in GENERATORS:
+        return not (os.path.exists(spec) and not rest.replace(":", "").isdigit())
+    return ":" in spec and not looks_like_file
 
 
 def graph_from_spec(spec, seed=0, undirected=False, weighted=False, **load_options):

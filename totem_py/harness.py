@@ -66,11 +66,13 @@ def describe(exc):
     return 1, f"error: {type(exc).__name__}: {exc}"
 
 
-def agree(comm, fn, root_only=False):
+def agree(comm, fn, root_only=False, slow=False):
     """Run `fn` on every rank (or on rank 0 only) and return its result (None on the ranks that
     did not run it). In one process its exceptions pass as they are; over ranks, an exception on
     any rank raises the same Agreed error on every rank (naming the rank when it was not rank 0),
-    so that no rank goes on to wait in a collective the others never reach."""
+    so that no rank goes on to wait in a collective the others never reach. `slow` (with
+    `root_only`): rank 0's `fn` may outlast --mpi-timeout, and the other ranks wait for it
+    without that bound (bsp.mpi.Waiter.wait_for_root)."""
     if comm.size == 1:
         return fn()
     result, failed = None, None
@@ -84,6 +86,9 @@ def agree(comm, fn, root_only=False):
             if comm.rank:
                 line = line.replace("error: ", f"error: rank {comm.rank}: ", 1)
             failed = (code, line)
+    if root_only and slow:
+        from bsp.mpi import guarded
+        guarded(comm).waiter.wait_for_root()
     errors = [comm.bcast(failed)] if root_only else comm.allgather(failed)
     for e in errors:
         if e is not None:
@@ -114,9 +119,9 @@ def check_result(alg, graph, values):
 
 
 def prepare_graph(graph, algorithm):
-    """Unit weights for algorithms that need weights on an unweighted graph; reject negative and
-    NaN weights, naming the edge by its vertices (a file's readers name its line instead:
-    `load(..., nonnegative=True)`); refuse a graph that leaves out its vertices in no edge
+    """Unit weights for algorithms that need weights on an unweighted graph; reject NaN weights,
+    and negative ones for an algorithm that declares `nonnegative_weights`, naming the edge by
+    its vertices (a file's readers name its line instead: `load(..., nonnegative=NAME)`); refuse a graph that leaves out its vertices in no edge
     (`Graph.compacted`) for an algorithm that does not say what they get."""
     if graph.n_ids > graph.n_vertices:
         algorithm.check_relabel()
@@ -124,10 +129,12 @@ def prepare_graph(graph, algorithm):
         return graph
     if graph.weights is None:
         return graph.with_weights(np.ones(graph.n_edges))
-    if not np.all(graph.weights >= 0):          # NaN fails too
-        e = int(np.argmin(graph.weights >= 0))
+    fine = graph.weights >= 0 if algorithm.nonnegative_weights else ~np.isnan(graph.weights)
+    if not np.all(fine):          # NaN fails both
+        e = int(np.argmin(fine))
         u = int(np.searchsorted(graph.indptr, e, side="right") - 1)
-        raise InputError(f"{algorithm.name} needs non-negative weights; edge {u} -> "
+        needs = "non-negative weights" if algorithm.nonnegative_weights else "numbers as weights"
+        raise InputError(f"{algorithm.name} needs {needs}; edge {u} -> "
                          f"{graph.indices[e]} weighs {graph.weights[e]}", graph.spec or None)
     return graph
 
@@ -295,7 +302,7 @@ def engine_source(engine, seed=0, bounds=None):
 def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
-        chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
+        chunk_bytes=None, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
         gather=True, load_s=None, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
     result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
@@ -321,7 +328,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         VerificationError); over ranks, a function giving rank 0 the whole graph to check it on.
     progress: a totem_py.progress.Progress, or None.
     gpu_memory: bytes of graph data per GPU partition; transfer: "auto", "resident",
-        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
+        "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks (None: 32 MB or
+        less, as the budget needs); gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
@@ -348,7 +356,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     check_hub_sort(hub_sort)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
-    if chunk_bytes < 64:
+    if chunk_bytes is not None and chunk_bytes < 64:
         raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
     if gpu_cache < 0:
         raise InputError(f"--gpu-cache must be at least 0, got {gpu_cache}")
@@ -373,7 +381,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     auto = cpu_share == "auto"
     model = None
     if ranks:
-        from bsp.mpi import fault_point
+        from bsp.watchdog import fault_point
         from partitioners.distributed import plan_ranks, weigh
         weigh(comm, graph, alg, summary.spec if os.path.exists(str(summary.spec)) else None)
         per_gpu = rank_gpu_budget(comm, device, gpu_memory, gpus)
@@ -474,6 +482,9 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         if not ranks:       # with the vertices a compacted graph leaves out
             values = alg.with_isolated(graph, values)
         if verify:
+            if ranks:
+                from bsp.watchdog import fault_point
+                fault_point(comm.rank, "verify")
             whole = verify() if callable(verify) else graph.with_isolated()
             check_result(alg, prepare_graph(whole, alg), values)
             verified = True
@@ -481,7 +492,9 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
             partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
             cpu_share_model=model, gpus=gpus, device=device, transfer_mode=transfer,
             gpu_cache=int(gpu_cache)), everyone, prepare_s, verified, counted)
-    record = agree(comm, check, root_only=True)
+    if verify:
+        comm.phase = "verifying on rank 0"
+    record = agree(comm, check, root_only=True, slow=bool(verify))
     return Result(values, record, plan, engine)
 
 

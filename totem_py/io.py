@@ -55,10 +55,17 @@ def file_format(path):
     return FORMATS[ext]
 
 
+def needs_nonnegative(nonnegative):
+    """Why a negative weight is refused: `nonnegative` is True or the algorithm's name."""
+    who = nonnegative if isinstance(nonnegative, str) else "the algorithm"
+    return f"{who} needs non-negative weights"
+
+
 def load(path, undirected=False, nonnegative=False, then=()):
     """Read a graph file. `undirected=True` adds the reverse of every edge (`--undirected`);
     a graph that already stores both directions (symmetric Matrix Market) is returned as is.
-    `nonnegative=True` refuses a negative weight, naming its line (shortest paths need none).
+    `nonnegative` (True, or the name of the algorithm that needs it) refuses a negative weight,
+    naming its line.
     `then`: the stages after loading (errors.STAGE_COSTS) whose host memory is checked with the
     loading's, before the graph is built."""
     path = os.fspath(path)
@@ -239,7 +246,7 @@ class _Scan:
                         buf, start, end, self.comment1, self.comment2, self.prefix, mode,
                         self.after_weight, self.one_based, self.limits[0], self.limits[1],
                         self.max_edges - n_edges, np.iinfo(dtype).max, src, dst, w, inexact,
-                        self.nonnegative, self.integer)
+                        bool(self.nonnegative), self.integer)
                     if err == _parse.WIDE_ID and dtype == np.int32:
                         dtype = np.int64
                         continue
@@ -289,8 +296,8 @@ class _Scan:
             p.ONE_COLUMN: "only one column: an edge line needs a source and a target id",
             p.BAD_WEIGHT: "weight '{token}' is not a number",
             p.NONFINITE_WEIGHT: "weight '{token}' is not a finite number",
-            p.NEGATIVE_WEIGHT: "negative weight '{token}' (shortest paths need non-negative "
-                               "weights)",
+            p.NEGATIVE_WEIGHT: "negative weight '{token}' (" + needs_nonnegative(self.nonnegative)
+                               + ")",
             p.NO_WEIGHT: "missing weight (third column)",
             p.EXTRA_COLUMN: "unexpected extra column '{token}'",
             p.AFTER_WEIGHT: "unexpected column '{token}' after the weight: an edge line is "
@@ -576,7 +583,7 @@ def _load_npz(path, memory, nonnegative):
             e = int(np.argmin(weights))
             u, v = _edge(graph, e)
             raise InputError(f"the weight of edge {u} -> {v} ({weights[e]}) is negative "
-                             "(shortest paths need non-negative weights)", path)
+                             f"({needs_nonnegative(nonnegative)})", path)
     if not directed:
         _check_symmetric(graph, bad)
     return graph

@@ -89,6 +89,8 @@ def _check(path, inputs):
     InputError."""
     if not path:
         raise InputError("empty output file name")
+    if str(path).endswith(("/", os.sep)):
+        raise InputError("ends in a slash: name a file, not a folder", path)
     real = os.path.realpath(path)
     try:
         st = os.stat(path)

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -31,7 +32,9 @@ class _Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):
         """As argparse's, where `--algorithm FILE.py[:NAME]` first loads the file (its
         algorithms join the registry, their options the parser); `algorithm` is then the
-        registered name, `algorithm_spec` what was given."""
+        registered name, `algorithm_spec` what was given. The chosen algorithm's options are
+        its own declarations (help, default), where another algorithm declares the same flag."""
+        from .algorithms import ALGORITHMS
         from .algorithms.base import find
         args = list(sys.argv[1:] if args is None else args)
         spec = given_algorithm(args)
@@ -39,11 +42,34 @@ class _Parser(argparse.ArgumentParser):
         if name != spec:
             for flag, option in algorithm_options().items():
                 if flag not in self._option_string_actions:
-                    self.add_argument(flag, **option.kwargs)
+                    self.add_option(option)
+        for option in getattr(ALGORITHMS.get(name), "options", ()):
+            action = self._option_string_actions.get(option.flag)
+            if getattr(action, "option", option) is not option:
+                self._optionals.conflict_handler = "resolve"    # in place of the other's
+                try:
+                    self.add_option(option)
+                finally:
+                    self._optionals.conflict_handler = "error"
         parsed, extra = super().parse_known_args(args, namespace)
         if hasattr(parsed, "algorithm"):
             parsed.algorithm, parsed.algorithm_spec = name, spec
         return parsed, extra
+
+    def add_option(self, option):
+        """An algorithm's Option as an argument."""
+        action = self.add_argument(option.flag, **option.kwargs)
+        action.option = option
+
+
+def program_name():
+    """`python -m totem_py.run`, or the script's file name where a script runs the command line
+    (an algorithm's own script, as examples/khop.py)."""
+    main = sys.modules.get("__main__")
+    path = str(getattr(main, "__file__", None) or "")
+    if getattr(main, "__spec__", None) is None and path.endswith(".py"):
+        return os.path.basename(path)
+    return "python -m totem_py.run"
 
 
 def given_algorithm(args):
@@ -89,7 +115,7 @@ class _Formatter(argparse.HelpFormatter):
 
 def build_parser():
     from . import __version__
-    p = _Parser(prog="python -m totem_py.run", formatter_class=_Formatter,
+    p = _Parser(prog=program_name(), formatter_class=_Formatter,
                 description="Run a graph algorithm split between the CPU and GPU partitions.")
     p.add_argument("--version", action="version", version=f"totem_py {__version__}")
     p.add_argument("--graph", default=DEFAULT_GRAPH,
@@ -122,14 +148,16 @@ def build_parser():
                         "the cheapest of HyTGraph's engines), resident (edges in GPU memory), "
                         "zerocopy (edges in mapped host memory; with --gpu-memory, what fits "
                         "stays resident), filter or compaction (force that engine)")
-    p.add_argument("--chunk-bytes", default="32M",
-                   help="size of the chunks streamed edges are split into (default 32M)")
+    p.add_argument("--chunk-bytes", default=None,
+                   help="size of the chunks streamed edges are split into (default 32M, or "
+                        "smaller where the staging buffers would take more than half of "
+                        "--gpu-memory)")
     p.add_argument("--gpu-cache", default="0",
                    help="bytes of each GPU partition's --gpu-memory for HyTGraph's cache of hot "
                         "streamed rows, read by frontier kernels (an advance over a queue); only "
                         "meaningful when edges stream (default 0: no cache)")
-    for flag, option in algorithm_options().items():
-        p.add_argument(flag, **option.kwargs)
+    for option in algorithm_options().values():
+        p.add_option(option)
     p.add_argument("--relabel", action="store_true",
                    help="leave the vertices that are in no edge out of the run, numbering the "
                         "rest 0..n-1 in id order (an edge list's largest id + 1 is otherwise "
@@ -144,12 +172,15 @@ def build_parser():
                         "random choices (default 0)")
     p.add_argument("--verify", action="store_true", help="check the result with the verifier")
     p.add_argument("--output", default=None,
-                   help="write the per-vertex result: FILE.csv as vertex,value lines, else .npy")
+                   help="write the per-vertex result: FILE.csv as vertex,value lines, FILE.txt or "
+                        "FILE.tsv as lines of vertex and value separated by a space or a tab, "
+                        "else .npy")
     p.add_argument("--json", default=None, help="write the run's metrics")
     p.add_argument("--quiet", action="store_true", help="only errors")
     p.add_argument("--mpi-timeout", type=float, default=None, metavar="SECONDS",
-                   help="under mpirun: stop every rank when a wait on another rank (loading, "
-                        "partitioning, a superstep) lasts longer than this (default: no limit)")
+                   help="under mpirun: stop every rank when a wait on another rank (MPI's "
+                        "start-up, loading, partitioning, a superstep) lasts longer than this; "
+                        "rank 0's --verify does not count (default: no limit)")
     return p
 
 
@@ -208,7 +239,9 @@ def check_options(args, device):
     default = "auto" if device == "gpu" else "0.5"
     share = _share(default if args.cpu_share is None else args.cpu_share)
     budget = None if args.gpu_memory is None else parse_bytes(args.gpu_memory)
-    return (share, budget, parse_bytes(args.chunk_bytes, "--chunk-bytes", least=64),
+    chunk = None if args.chunk_bytes is None else parse_bytes(args.chunk_bytes, "--chunk-bytes",
+                                                              least=64)
+    return (share, budget, chunk,
             parse_bytes(args.gpu_cache, "--gpu-cache"))
 
 
@@ -286,6 +319,8 @@ def main(argv=None, comm=None):
     if ranks and per_rank_output(args):
         agree(comm, lambda: distributed.check_rank_outputs(args, comm))
     outputs = agree(comm, lambda: output_files(args, comm))
+    if args.quiet:      # only errors: no NumPy or Numba warnings either
+        warnings.simplefilter("ignore")
     if args.quiet or not root:      # a missing transfer profile is said once, by rank 0
         from bsp.transfer_model import without_warning
         without_warning()
@@ -312,13 +347,36 @@ def main(argv=None, comm=None):
     values, m = result.values, result.metrics
     if ids is not None:
         values = original_ids(cls, m, values, graph)
+    hint = None
+    if not ranks and not args.quiet and not args.undirected and "--source" in \
+            {o.flag for o in cls.options}:
+        hint = one_direction_hint(graph)
     del graph
     agree(comm, lambda: write_outputs(outputs, args, result, values, m, comm))
+    if hint:
+        print(hint, file=sys.stderr)
     if root and not args.quiet:
         print_report(m)
         if ranks:
             distributed.print_ranks(m)
     return 0
+
+
+def one_direction_hint(graph):
+    """A note for a traversal of a graph whose every edge goes from a smaller to a larger vertex
+    id (or every one the other way), as in a file that lists each edge of an undirected graph
+    once; else None."""
+    rows = np.flatnonzero(np.diff(graph.indptr))
+    if not graph.directed or rows.size == 0:
+        return None
+    starts = graph.indptr[rows]
+    up = bool(np.all(np.minimum.reduceat(graph.indices, starts) > rows))
+    if not up and not np.all(np.maximum.reduceat(graph.indices, starts) < rows):
+        return None
+    return (f"note: every edge of {graph.spec or 'the graph'} goes from a "
+            f"{'smaller' if up else 'larger'} to a {'larger' if up else 'smaller'} vertex id, as "
+            f"in a file that lists each edge of an undirected graph once, so the traversal "
+            f"follows each edge one way only; --undirected adds the reverse edges")
 
 
 def run(graph, algorithm, **settings):
@@ -333,7 +391,7 @@ def load_graph(args, cls, progress):
     from .harness import memory_stages
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
-                            weighted=cls.needs_weights, nonnegative=cls.needs_weights,
+                            weighted=cls.needs_weights, nonnegative=nonnegative(cls),
                             then=memory_stages(cls))
     progress.phase(f"loaded {graph.n_vertices} vertices, {graph.n_edges} edges")
     ids = None
@@ -341,6 +399,12 @@ def load_graph(args, cls, progress):
         graph, ids = graph.compacted()
         progress.phase(f"relabelled: {graph.n_vertices} of {graph.n_ids} ids are in edges")
     return graph, ids
+
+
+def nonnegative(cls):
+    """What `load(..., nonnegative=)` takes for the algorithm class `cls`: its name when it
+    refuses negative weights, else False."""
+    return cls.needs_weights and cls.nonnegative_weights and cls.name
 
 
 def verifier(args, cls, ranks):
@@ -419,19 +483,24 @@ def original_ids(cls, metrics, values, graph):
     return out
 
 
+TEXT_OUTPUTS = {".csv": ",", ".txt": " ", ".tsv": "\t"}     # --output's text forms: separator
+
+
 def save_values(f, path, values, vertices=None):
-    """.csv: a vertex,value header and one line per vertex; anything else: NumPy's .npy, of the
-    values by vertex id, or with `vertices` (the values' vertex ids: an MPI rank's own) of
-    (vertex, value) records."""
+    """.csv: a vertex,value header and one line per vertex; .txt and .tsv: the same, separated
+    by a space or a tab, the header a `#` comment; anything else: NumPy's .npy, of the values by
+    vertex id, or with `vertices` (the values' vertex ids: an MPI rank's own) of (vertex, value)
+    records."""
     ids = np.arange(values.size) if vertices is None else vertices
-    if not str(path).lower().endswith(".csv"):
+    sep = TEXT_OUTPUTS.get(os.path.splitext(str(path))[1].lower())
+    if sep is None:
         if vertices is None:
             return np.save(f, values)
         records = np.empty(ids.size, dtype=[("vertex", np.int64), ("value", values.dtype)])
         records["vertex"], records["value"] = ids, values
         return np.save(f, records)
-    f.write(b"vertex,value\n")
-    fmt = "%d,%d" if values.dtype.kind in "iu" else "%d,%.17g"
+    f.write(("vertex,value\n" if sep == "," else f"# vertex{sep}value\n").encode())
+    fmt = sep.join(["%d", "%d" if values.dtype.kind in "iu" else "%.17g"])
     np.savetxt(f, np.column_stack([ids, values]).astype(object), fmt=fmt)
 
 

@@ -224,6 +224,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
     if nonnegative and weights is not None and weights.size and weights.min() < 0:
         e = int(np.argmin(weights))
         u = int(np.searchsorted(indptr, e, side="right")) - 1
+        from .io import needs_nonnegative
         raise InputError(f"the weight of edge {u} -> {ids[e]} ({weights[e]}) is negative "
-                         "(shortest paths need non-negative weights)", store.path)
+                         f"({needs_nonnegative(nonnegative)})", store.path)
     return graph.to_undirected() if mirror else graph

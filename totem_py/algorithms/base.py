@@ -4,6 +4,8 @@ harness need of it:
 
   name, options, from_options   `--algorithm NAME` and the options it takes (`Option`)
   reference, verify             a serial computation of the result; a check of a result
+  needs_weights                 the weights reach the functors; `nonnegative_weights` too:
+                                none may be negative (shortest paths)
   traversed_edges               the TEPS numerator
   metrics                       the algorithm's own --json keys
   memory                        host bytes of a run, checked before anything is loaded
@@ -106,6 +108,9 @@ class Algorithm(Program):
     isolated = None         # the value of a vertex in no edge; None: not known (--relabel refuses)
     values_are_ids = False  # the values are vertex ids (labels), renumbered by --relabel too
     weak_components = False     # the values label the weakly connected components
+    # with `needs_weights` (bsp.Program's: the weights reach the functors, 1 where a graph has
+    # none), a negative weight is refused (shortest paths)
+    nonnegative_weights = False
     # results agree (`compare`) whatever the plan and rank count; False where they depend on the
     # order of the work (PageRank-Delta's pushes): verify each instead
     same_on_every_plan = True

@@ -295,6 +295,7 @@ def verify_converged(graph, tol, ranks, damping=0.85, max_iter=100, weighted=Fal
 @register
 class PageRank(Algorithm):
     name = "pagerank"
+    nonnegative_weights = True      # a weighted graph's weights share out each vertex's rank
     modes = (Mode("pull", "in", "pull", CONTRIB, state="contrib"),
              Mode("partials", "in", "push", PARTIAL, state="partial", records=True))
     options = (Option("--iterations", dict(type=int, default=None, metavar="K",

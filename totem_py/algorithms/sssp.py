@@ -122,7 +122,8 @@ def default_delta(graph, gpus=False):
     row again each time a bucket lowers it."""
     if graph.n_edges == 0:
         return 1.0
-    mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
+    with np.errstate(over="ignore"):       # weights near the largest double: an infinite mean
+        mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
     mean_deg = graph.n_edges / max(graph.n_vertices, 1)
     width = mean_w * 2.0 / mean_deg * (GPU_WIDER if gpus else 1)
     return max(width, 1e-9)
@@ -206,6 +207,7 @@ class SSSP(Algorithm):
     name = "sssp"
     modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
     needs_weights = True
+    nonnegative_weights = True      # Dijkstra's and delta-stepping's premise
     options = (SOURCE,)
     isolated = math.inf
     memory = (((160, 29, 0), (146, 29)), ((124, 9, 0), (110, 9)))
