@@ -28,6 +28,7 @@ import kernels_cpu
 from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from bsp.engine import supersteps
+from bsp.paths import Paths, offer_note
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, Algorithm
@@ -296,7 +297,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=32 << 20, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
-        gather=True, load_s=None, **options):
+        gather=True, load_s=None, path="auto", **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
     result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
@@ -324,6 +325,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         "zerocopy", "filter" or "compaction"; chunk_bytes: size of streamed chunks; gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
+    path: "auto" (the engine's controllers choose each superstep's execution path) or a path
+        the algorithm offers, "{sync,async}-{push,pull}-{dd,td}" (docs/guide/engine.md).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
         count, seed and hub_sort, reused (with its engines) instead of partitioning again.
     comm: an mpi4py communicator of several ranks: every rank calls `run` with its share of the
@@ -367,6 +370,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     def checked():
         alg, _ = algorithm_for(0 if find else source)
         check_gpus(gpus, summary.n_vertices)
+        check_path(alg, path)
         return alg
     alg = agree(comm, checked)
     t_plan = time.perf_counter()
@@ -441,13 +445,13 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     if progress:
         progress.phase(f"{alg.name}: untimed warm-up run" + (f" on {comm.size} ranks" if ranks
                                                               else ""))
-    values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
+    values, records = engine.run(alg, path)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
     for trial in range(trials):
         if progress:
             progress.phase(f"{alg.name}: trial {trial + 1} of {trials}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
-        values, records = engine.run(alg)
+        values, records = engine.run(alg, path)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it
         collect_s.append(engine.timings["collect_s"])  # results back by global id
         step_walls.append([r["wall_s"] for r in records])
@@ -480,9 +484,21 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         return metrics(alg, summary, source, dict(
             partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
             cpu_share_model=model, gpus=gpus, device=device, transfer_mode=transfer,
-            gpu_cache=int(gpu_cache)), everyone, prepare_s, verified, counted)
+            gpu_cache=int(gpu_cache), path=path), everyone, prepare_s, verified, counted)
     record = agree(comm, check, root_only=True)
     return Result(values, record, plan, engine)
+
+
+def check_path(alg, path):
+    """InputError unless `path` is "auto" or a path `alg` offers (one line naming them)."""
+    if path in (None, "auto"):
+        return
+    try:
+        Paths(alg, [], path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if not alg.paths:
+        raise InputError(offer_note(alg, path))
 
 
 def engine_for(plan, device, edges, comm, gather):
