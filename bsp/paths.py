@@ -15,6 +15,14 @@ the vote already carries) with one of SEP-Graph's controllers:
                         work it had: the active set's out-edges for dd, the partition's edges
                         for td) times its work in this superstep is the smallest.
 
+Either takes an async path only on a partition whose boundary edges are at most BOUNDARY of
+its edges: local rounds pay where a partition's shortest paths mostly stay inside it; where
+half its edges leave it (a road network under HIGH, whose CPU partition holds the crossings and
+the GPU's the roads between them), the wave crosses partitions every other hop, so an
+exchange is needed about as often as with one round, and the rounds between exchanges relax
+vertices whose distances the other partition's messages then lower again (SSSP on road-usroads,
+hybrid HIGH 0.5, emulated: async 303 supersteps in 4.3 s, sync 567 in 0.53 s).
+
 A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
 program that offers no path gets `part.path = None` and no choice is made (no cost at all);
 with paths, a superstep's choice costs a few scalar operations per partition.
@@ -23,6 +31,7 @@ with paths, a superstep's choice costs a few scalar operations per partition.
 from .api import Path
 
 ROUNDS = 100_000        # most local rounds of an async path in one superstep
+BOUNDARY = 0.1          # auto: async only where boundary edges are at most this share
 
 
 class Paths:
@@ -56,6 +65,9 @@ class Paths:
     def _auto(self, i, part, mode, votes):
         mine = [p for p in self.candidates if p.direction == mode.exchange] \
             or [p for p in self.offered if p.direction == mode.exchange] or self.offered
+        view = part.views[mode.view].host
+        if view.boundary_edges > BOUNDARY * view.indices.size:
+            mine = [p for p in mine if not p.asynchronous] or mine
         if not self.iterative or len(mine) == 1:
             return mine[0]
         rate = self.rate[i]
