@@ -21,7 +21,7 @@ half its edges leave it (a road network under HIGH, whose CPU partition holds th
 the GPU's the roads between them), the wave crosses partitions every other hop, so an
 exchange is needed about as often as with one round, and the rounds between exchanges relax
 vertices whose distances the other partition's messages then lower again (SSSP on road-usroads,
-hybrid HIGH 0.5, emulated: async 303 supersteps in 4.3 s, sync 567 in 0.53 s).
+hybrid HIGH 0.5: async 303 supersteps of 10,186 local rounds, sync 567 of 1,134 computes).
 
 A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
 program that offers no path gets `part.path = None` and no choice is made (no cost at all);
