@@ -132,6 +132,7 @@ class Engine:
             if self.parts else np.empty(0, np.int64)
         self.progress = progress
         self._inboxes = {}      # host inbox buffers reused across supersteps
+        self._path = "auto"     # the run's path: "auto" or a forced one (`run`)
 
     def prepare(self, algorithm):
         """Build and place the CSR views the algorithm walks (once per view, not timed); a GPU
@@ -169,16 +170,17 @@ class Engine:
         if path not in (None, "auto") and not algorithm.paths:
             raise ValueError(offer_note(algorithm, path))
         self.prepare(algorithm)
+        self._path = path
         with paused_gc():
             if self.ranks is None:
-                return self._run(algorithm, path)
+                return self._run(algorithm)
             with self.ranks.running():
-                return self._run(algorithm, path)
+                return self._run(algorithm)
 
-    def _run(self, algorithm, path="auto"):
+    def _run(self, algorithm):
         t0 = time.perf_counter()
         parts = self.parts
-        paths = Paths(algorithm, parts, path) if algorithm.paths else None
+        paths = Paths(algorithm, parts, self._path) if algorithm.paths else None
         forced = paths.forced if paths is not None else None
         algorithm.start()
         for part in parts:
