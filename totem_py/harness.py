@@ -553,6 +553,9 @@ def merge_records(per_rank):
         out["compute_s"] = [sum(s["compute_s"][pid] for s in steps)
                             for pid in range(len(rec["compute_s"]))]
         out["exchange_s"] = max(s["exchange_s"] for s in steps)
+        if "rounds" in rec:     # execution paths' local rounds, each rank's partitions'
+            out["rounds"] = [sum(s["rounds"][pid] for s in steps)
+                             for pid in range(len(rec["rounds"]))]
         out["messages"] = sum(s["messages"] for s in steps)
         out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
         out["peer_bytes"] = sum(s["peer_bytes"] for s in steps)
