@@ -229,7 +229,7 @@ class Engine:
                 for p in parts:
                     rounds[p.pid] = p.rounds
                 record["rounds"] = rounds
-                paths.measured(record["compute_s"])
+                paths.measured()
             total = self._tally(votes)
             active = total.active
             record["active_vertices"] = int(active)

@@ -11,9 +11,11 @@ the vote already carries) with one of SEP-Graph's controllers:
   traversals (Alg. 2):  the first of the program's `auto_paths` in the superstep's direction;
                         a program lists the form it prefers first (SSSP: async-push-dd).
   iterative (Alg. 1):   each candidate of the direction once, in `auto_paths` order; then the
-                        one whose measured seconds per unit of work (compute seconds over the
-                        work it had: the active set's out-edges for dd, the partition's edges
-                        for td) times its work in this superstep is the smallest.
+                        one of least predicted work: the edges it walks (the active set's
+                        out-edges for dd, the partition's edges for td) times the local rounds
+                        it took when it last ran. Work, not seconds, so that the choices, and
+                        with them the values of an algorithm whose result depends on the order
+                        of its work (PageRank-Delta), are the same from run to run.
 
 Either takes an async path only on a partition whose boundary edges are at most BOUNDARY of
 its edges: local rounds pay where a partition's shortest paths mostly stay inside it; where
@@ -46,7 +48,7 @@ class Paths:
             raise ValueError(offer_note(program, forced))
         self.iterative = program.iterative
         self.parts = parts
-        self.rate = [dict() for _ in parts]         # Alg. 1: path -> seconds per unit of work
+        self.rate = [dict() for _ in parts]         # Alg. 1: path -> rounds when last run
         self.work = [0] * len(parts)
 
     def choose(self, mode, votes):
@@ -85,12 +87,12 @@ class Paths:
             return max(edges, 1)
         return max(votes[i].edges, 1)
 
-    def measured(self, compute_s):
-        """Alg. 1's observation: each partition's compute seconds of the superstep just run."""
+    def measured(self):
+        """Alg. 1's observation: each partition's local rounds of the superstep just run."""
         if not self.iterative or self.forced is not None:
             return
         for i, part in enumerate(self.parts):
-            self.rate[i][part.path] = compute_s[part.pid] / self.work[i]
+            self.rate[i][part.path] = part.rounds
 
 
 def offer_note(program, name):

@@ -17,8 +17,8 @@ tolerance * (L(v) / (1 - d) - 1 / n) below L(v) (the verifier checks all three).
 tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for
 ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
 which is what HyTGraph's engine choice per chunk is for (its figure 6a).
-Paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the cheapest by its
-measured seconds per edge): sync-push-dd (the above), sync-push-td (every vertex with a residual
+Paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the one of least
+predicted work): sync-push-dd (the above), sync-push-td (every vertex with a residual
 pushes it, above the threshold or not) and async-push-dd (a partition pushes round after round
 until none of its residuals exceeds the threshold, the ghosts' shares adding up in the box, then
 exchanges). Each only moves residual into ranks along the same equations, so each stops within
