@@ -99,12 +99,52 @@ class Vote:
     sums: tuple = ()
 
 
+ROUNDS = ("sync", "async")
+DIRECTIONS = ("push", "pull")
+WORKLISTS = ("dd", "td")
+
+
+@dataclass(frozen=True)
+class Path:
+    """An execution path (SEP-Graph's): `rounds` "sync" (one local round per superstep) or
+    "async" (local rounds until the partition's own work is done, then one exchange);
+    `direction` "push" or "pull" (the mode's exchange); `worklist` "dd" (data-driven: the
+    active vertices) or "td" (topology-driven: every vertex). Named "sync-push-dd" and so on."""
+    rounds: str
+    direction: str
+    worklist: str
+
+    @property
+    def name(self):
+        return f"{self.rounds}-{self.direction}-{self.worklist}"
+
+    @property
+    def asynchronous(self):
+        return self.rounds == "async"
+
+    @classmethod
+    def parse(cls, name):
+        """The Path named `name`; ValueError if it names none."""
+        parts = str(name).split("-")
+        if len(parts) != 3 or parts[0] not in ROUNDS or parts[1] not in DIRECTIONS \
+                or parts[2] not in WORKLISTS:
+            raise ValueError(f"a path is auto or {{sync,async}}-{{push,pull}}-{{dd,td}}, not "
+                             f"{name!r}")
+        return cls(*parts)
+
+
 class Program:
     """Base class: subclasses set `name`, `modes` and implement the callbacks they use."""
     name = "program"
     modes = ()                 # Mode objects; the first is the default
     needs_weights = False      # the views carry edge weights
     direction_optimizing = False   # if True the engine picks "push"/"pull" modes per step
+    # execution paths offered, by name ("sync-push-dd", "async-push-dd", ...); the engine
+    # chooses one per superstep and partition (bsp/paths.py) and sets it as `part.path` before
+    # compute; () offers none: `part.path` stays None and every superstep runs as before
+    paths = ()
+    auto_paths = None       # the paths `--path auto` chooses among (None: all of `paths`)
+    iterative = False       # choose by SEP-Graph's Alg. 1 (measured costs), else Alg. 2
 
     def start(self):
         """Once per run, before any partition's `init`: set the run-wide control state (what
@@ -135,6 +175,14 @@ class Program:
 
     def scatter(self, part, step, mode, inbox):
         raise NotImplementedError(f"{self.name} has no push mode")
+
+    def next_round(self, part, step, mode):
+        """An async path: after a local round of compute on `part`, make the local work it
+        left the next round's (as `vote` does after an exchange, without one) and return
+        whether there is any; the engine then calls compute again, with the same box, until
+        this says no or ROUNDS rounds ran. Messages to ghosts combine in the box across the
+        rounds and are exchanged once."""
+        return False
 
     def vote(self, part, step):
         raise NotImplementedError

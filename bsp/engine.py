@@ -10,9 +10,13 @@ when the frontier's edges exceed the edges left to check / ALPHA (edges left to 
 frontier's edges after each top-down step), and back to push once the frontier stops growing and
 is below n / BETA. Every choice is recorded in the superstep's record and shown as progress.
 
+A program that offers execution paths (`Program.paths`) gets one chosen per superstep and
+partition (bsp/paths.py), recorded as the record's `path`; a partition on an async path runs
+local rounds of compute (`Program.next_round`) before the one exchange of the superstep.
+
 A run returns one record per superstep for its first KEPT supersteps; the later ones are summed
-into one record per mode (`keep`), so memory stays bounded however long a run goes (PageRank
-for millions of rounds).
+into one record per mode and path (`keep`), so memory stays bounded however long a run goes
+(PageRank for millions of rounds).
 """
 
 import contextlib
@@ -26,6 +30,7 @@ import numpy as np
 from .api import Outbox, Vote
 from .exchange import bitmap_bytes, exchange_pull, exchange_push, settle
 from .partition import EdgeOptions, make_partition
+from .paths import ROUNDS, Paths, offer_note
 
 ALPHA = 15
 BETA = 18
@@ -48,20 +53,23 @@ def switched_back(records):
 
 def keep(records, record, summed):
     """Append a superstep's record to `records` while they are fewer than KEPT; after that,
-    add it into the record of its mode that sums the later supersteps (`summed`, by mode; the
-    first of a mode is appended to `records`), whose `steps` counts them and `step` is the first
-    of them. Numbers add up, lists of them element by element, dicts of them key by key;
+    add it into the record of its mode and path that sums the later supersteps (`summed`, by
+    mode and path; the first of each is appended to `records`), whose `steps` counts them and
+    `step` is the first of them. Numbers add up, lists of them element by element, dicts of them key by key;
     anything else (chunk letters) is left out."""
     if len(records) < KEPT and not summed:
         records.append(record)
         return
-    total = summed.get(record["mode"])
+    group = (record["mode"], record.get("path"))
+    total = summed.get(group)
     if total is None:
-        total = summed[record["mode"]] = dict(step=record["step"], mode=record["mode"], steps=0)
+        total = summed[group] = dict(step=record["step"], mode=record["mode"], steps=0)
+        if "path" in record:
+            total["path"] = record["path"]
         records.append(total)
     total["steps"] += 1
     for key, value in record.items():
-        if key in ("step", "mode"):
+        if key in ("step", "mode", "path"):
             continue
         if isinstance(value, (int, float)):
             total[key] = total.get(key, 0) + value
@@ -124,6 +132,7 @@ class Engine:
             if self.parts else np.empty(0, np.int64)
         self.progress = progress
         self._inboxes = {}      # host inbox buffers reused across supersteps
+        self._path = "auto"     # the run's path: "auto" or a forced one (`run`)
 
     def prepare(self, algorithm):
         """Build and place the CSR views the algorithm walks (once per view, not timed); a GPU
@@ -152,11 +161,16 @@ class Engine:
         for part in self.parts:
             part.edges_resident = resident
 
-    def run(self, algorithm):
+    def run(self, algorithm, path="auto"):
         """Run `algorithm` to completion; returns (per-vertex result, per-superstep records, the
-        supersteps after the first KEPT summed per mode: `keep`).
+        supersteps after the first KEPT summed per mode and path: `keep`). `path`: "auto" (the
+        controllers choose, bsp/paths.py) or the name of a path the algorithm offers, taken in
+        every superstep (ValueError for one it does not offer).
         `self.timings` then holds the seconds spent in init, supersteps and collect."""
+        if path not in (None, "auto") and not algorithm.paths:
+            raise ValueError(offer_note(algorithm, path))
         self.prepare(algorithm)
+        self._path = path
         with paused_gc():
             if self.ranks is None:
                 return self._run(algorithm)
@@ -166,8 +180,11 @@ class Engine:
     def _run(self, algorithm):
         t0 = time.perf_counter()
         parts = self.parts
+        paths = Paths(algorithm, parts, self._path) if algorithm.paths else None
+        forced = paths.forced if paths is not None else None
         algorithm.start()
         for part in parts:
+            part.path = None
             part.recycle()
             part.state = SimpleNamespace()
             part.clean_box = None
@@ -184,8 +201,11 @@ class Engine:
         bottom_up = False
         frontier = None
         explored = 0
+        votes = None
         while True:
-            if algorithm.direction_optimizing and frontier is not None:
+            if algorithm.direction_optimizing and forced is not None:
+                mode = modes[forced.direction]
+            elif algorithm.direction_optimizing and frontier is not None:
                 switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, recent)
                 bottom_up ^= switched
                 mode = modes["pull" if bottom_up else "push"]
@@ -197,11 +217,19 @@ class Engine:
             else:
                 mode = algorithm.mode(step)
             t_step = time.perf_counter()
+            chosen = paths.choose(mode, votes) if paths is not None else None
             record = self._superstep(algorithm, mode, step)
             votes = [self._call(algorithm.vote, p, step) for p in parts]
             record["messages"] += settle(parts, self._inboxes)
             self._gpu_times(record["compute_s"])
             record["wall_s"] = time.perf_counter() - t_step
+            if paths is not None:
+                record["path"] = chosen
+                rounds = [0] * self.plan.n_partitions
+                for p in parts:
+                    rounds[p.pid] = p.rounds
+                record["rounds"] = rounds
+                paths.measured()
             total = self._tally(votes)
             active = total.active
             record["active_vertices"] = int(active)
@@ -431,18 +459,34 @@ class Engine:
         and the host partitions' exchange work runs meanwhile; their times are read once the
         superstep is over (`_gpu_times`)."""
         times = [0.0] * self.plan.n_partitions
-        for p in self.parts:
-            if p.device == "gpu":
-                with p.context():
-                    p.start_timer()
-                    algorithm.compute(p, step, mode, self._box(p, mode))
-                    p.stop_timer()
+        gpus = [p for p in self.parts if p.device == "gpu"]
+        for p in gpus:
+            with p.context():
+                p.start_timer()
+                algorithm.compute(p, step, mode, self._box(p, mode))
         for p in self.parts:
             if p.device != "gpu":
-                _, times[p.pid] = p.timed(algorithm.compute, p, step, mode, self._box(p, mode))
+                _, times[p.pid] = p.timed(self._rounds, algorithm, p, step, mode, True)
+        for p in gpus:      # an async GPU partition's later rounds, after the host's work
+            with p.context():
+                self._rounds(algorithm, p, step, mode, False)
+                p.stop_timer()
         if self.ranks is not None:
             self.ranks.computed(self.parts)
         return times
+
+    def _rounds(self, algorithm, p, step, mode, first):
+        """Compute's round on `p` (with `first`), then, on an async path, more local rounds
+        while `next_round` finds local work, ROUNDS at most; `p.rounds` counts them."""
+        box = self._box(p, mode)
+        if first:
+            algorithm.compute(p, step, mode, box)
+        p.rounds = 1
+        if p.path is None or not p.path.asynchronous:
+            return
+        while p.rounds < ROUNDS and algorithm.next_round(p, step, mode):
+            algorithm.compute(p, step, mode, box)
+            p.rounds += 1
 
     def _gpu_times(self, times):
         """The GPU partitions' compute times of the superstep just done, into `times`."""

@@ -231,7 +231,7 @@ def test_sssp_marks_start_over(device):
     g = Graph.from_edges(src, dst, 200, weights=rng.uniform(1, 2, src.size)).to_undirected()
     engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
     for s in (0, 199):
-        got, records = engine.run(FewMarks(s, delta=2.0))
+        got, records = engine.run(FewMarks(s, delta=2.0), "sync-push-dd")
         assert len(records) > 4 * FewMarks.marks
         assert SSSP.compare(got, sssp.distances(g, s)) is None
 
@@ -249,7 +249,7 @@ def test_sssp_over_more_steps_than_its_flags_have_marks(device):
     g = Graph.from_edges(src, dst, n, weights=w).to_undirected()
     engine = Engine(partition(g, "HIGH", 0.5, 1, seed=1), device)
     for s in (0, n - 1):
-        got, records = engine.run(CheckedMarks(s, delta=2.5))
+        got, records = engine.run(CheckedMarks(s, delta=2.5), "sync-push-dd")
         assert len(records) > 2 * 255
         assert SSSP.compare(got, sssp.distances(g, s)) is None
 
@@ -380,7 +380,8 @@ def test_sssp_buckets_double_while_the_far_lists_shrink():
     source = default_source(g)
     fixed = SSSP(source)
     fixed.finished = lambda total: total.active == 0 and not _fixed_bucket(fixed, total.key)
-    runs = [totem_py.run(g, alg, cpu_share=1.0, device="cpu") for alg in (SSSP(source), fixed)]
+    runs = [totem_py.run(g, alg, cpu_share=1.0, device="cpu", path="sync-push-dd")
+            for alg in (SSSP(source), fixed)]
     assert np.array_equal(runs[0].values, sssp.distances(g, source))
     assert np.array_equal(runs[1].values, runs[0].values)
     assert runs[0].metrics["supersteps"] < runs[1].metrics["supersteps"]

@@ -28,6 +28,7 @@ import kernels_cpu
 from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from bsp.engine import supersteps
+from bsp.paths import Paths, offer_note
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, Algorithm
@@ -303,7 +304,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=None, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
-        gather=True, load_s=None, **options):
+        gather=True, load_s=None, path="auto", **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
     result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
@@ -332,6 +333,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         less, as the budget needs); gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
+    path: "auto" (the engine's controllers choose each superstep's execution path) or a path
+        the algorithm offers, "{sync,async}-{push,pull}-{dd,td}" (docs/guide/engine.md).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
         count, seed and hub_sort, reused (with its engines) instead of partitioning again.
     comm: an mpi4py communicator of several ranks: every rank calls `run` with its share of the
@@ -375,6 +378,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     def checked():
         alg, _ = algorithm_for(0 if find else source)
         check_gpus(gpus, summary.n_vertices)
+        check_path(alg, path)
         return alg
     alg = agree(comm, checked)
     t_plan = time.perf_counter()
@@ -449,13 +453,13 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     if progress:
         progress.phase(f"{alg.name}: untimed warm-up run" + (f" on {comm.size} ranks" if ranks
                                                               else ""))
-    values, records = engine.run(alg)        # untimed warm-up (JIT, caches)
+    values, records = engine.run(alg, path)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
     for trial in range(trials):
         if progress:
             progress.phase(f"{alg.name}: trial {trial + 1} of {trials}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
-        values, records = engine.run(alg)
+        values, records = engine.run(alg, path)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it
         collect_s.append(engine.timings["collect_s"])  # results back by global id
         step_walls.append([r["wall_s"] for r in records])
@@ -491,11 +495,23 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         return metrics(alg, summary, source, dict(
             partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
             cpu_share_model=model, gpus=gpus, device=device, transfer_mode=transfer,
-            gpu_cache=int(gpu_cache)), everyone, prepare_s, verified, counted)
+            gpu_cache=int(gpu_cache), path=path), everyone, prepare_s, verified, counted)
     if verify:
         comm.phase = "verifying on rank 0"
     record = agree(comm, check, root_only=True, slow=bool(verify))
     return Result(values, record, plan, engine)
+
+
+def check_path(alg, path):
+    """InputError unless `path` is "auto" or a path `alg` offers (one line naming them)."""
+    if path in (None, "auto"):
+        return
+    try:
+        Paths(alg, [], path)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if not alg.paths:
+        raise InputError(offer_note(alg, path))
 
 
 def engine_for(plan, device, edges, comm, gather):
@@ -550,6 +566,9 @@ def merge_records(per_rank):
         out["compute_s"] = [sum(s["compute_s"][pid] for s in steps)
                             for pid in range(len(rec["compute_s"]))]
         out["exchange_s"] = max(s["exchange_s"] for s in steps)
+        if "rounds" in rec:     # execution paths' local rounds, each rank's partitions'
+            out["rounds"] = [sum(s["rounds"][pid] for s in steps)
+                             for pid in range(len(rec["rounds"]))]
         out["messages"] = sum(s["messages"] for s in steps)
         out["h2d_bytes"] = sum(s["h2d_bytes"] for s in steps)
         out["peer_bytes"] = sum(s["peer_bytes"] for s in steps)

@@ -148,6 +148,9 @@ def build_parser():
                         "the cheapest of HyTGraph's engines), resident (edges in GPU memory), "
                         "zerocopy (edges in mapped host memory; with --gpu-memory, what fits "
                         "stays resident), filter or compaction (force that engine)")
+    p.add_argument("--path", default="auto",
+                   help="execution path of every superstep: auto (chosen per superstep and "
+                        "partition) or {sync,async}-{push,pull}-{dd,td}, one the algorithm offers")
     p.add_argument("--chunk-bytes", default=None,
                    help="size of the chunks streamed edges are split into (default 32M, or "
                         "smaller where the staging buffers would take more than half of "
@@ -338,7 +341,7 @@ def main(argv=None, comm=None):
                      seed=args.seed, verify=verifier(args, cls, ranks), progress=progress,
                      gpu_memory=budget, transfer=args.transfer, chunk_bytes=chunk,
                      hub_sort=args.hub_sort, gpu_cache=cache, comm=comm,
-                     gather=not per_rank_output(args), load_s=load_s,
+                     gather=not per_rank_output(args), load_s=load_s, path=args.path,
                      **agree(comm, lambda: algorithm_values(args, ids)))
     finally:
         ahead.stop(helper)

@@ -9,6 +9,14 @@ frontier: each owner publishes one flag per boundary vertex and the flags travel
 frontier is read from a bitmap too (n/8 bytes stay in cache where the level array would miss).
 A partition none of whose rows with in-edges is unvisited (under HIGH, the CPU's hubs after the
 first steps) neither gets the flags nor computes.
+Paths: sync-push-dd (top-down), sync-pull-td (bottom-up: every unvisited row) and
+async-push-dd. The async path is label-correcting, as SSSP with unit weights: a round lowers a
+target's level to its source's plus one wherever that is smaller (atomic_min) and queues it
+again, and a partition goes on round after round until its queue empties; levels then drop to
+the hop distances, exactly, however the rounds and exchanges interleave. It is not among
+`--path auto`'s choices: a bottom-up step assigns its frontier's level plus one to every vertex
+it finds a parent for, which is exact only while the frontier is one level, as sync steps keep
+it; auto switches between the two sync paths (Alg. 2's rule, the engine's direction switch).
 Races: a vertex is claimed by atomic_min on its level; only the claimer returns true, so a vertex
 joins the next queue (or a ghost the outbox's touched list) once. Bottom-up rows are written only
 by their own walk.
@@ -21,7 +29,7 @@ TOTEM fig. 11; Beamer et al., SC'12.
 
 import numpy as np
 
-from bsp import (Frontier, Message, Mode, Vote, advance, atomic_min, bitmap, bitmap_bytes, pull,
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_max, atomic_min, bitmap, bitmap_bytes, pull,
                  put, receive, test_bit, vertex_values)
 from kernels_cpu import checks
 
@@ -43,6 +51,24 @@ def claim(s, t, w, level, depth):
 def claim_message(v, m, level):
     """An inbox entry: the remote claim m of local vertex v."""
     return m != UNVISITED and atomic_min(level, v, m) == UNVISITED
+
+
+def lower(s, t, w, level, queued, mark, n_local):
+    """Async: t's level drops to s's plus one; true for the writer that first queues t in this
+    round (`queued[t]` takes the round's mark), a ghost slot for its first message of the
+    superstep."""
+    nd = level[s] + 1
+    if nd < level[t]:
+        old = atomic_min(level, t, nd)
+        if nd < old:
+            if t >= n_local:
+                return old == UNVISITED
+            return queued[t] != mark and atomic_max(queued, t, mark) != mark
+    return False
+
+
+def lower_message(v, m, level):
+    return m < level[v] and m < atomic_min(level, v, m)
 
 
 def unvisited(v, level, bits, ghosts, n_local, depth):
@@ -122,6 +148,8 @@ class BFS(Algorithm):
     modes = (Mode("push", "out", "push", LEVEL, state="level", records=True),
              Mode("pull", "in", "pull", FRONTIER))
     direction_optimizing = True
+    paths = ("sync-push-dd", "sync-pull-td", "async-push-dd")
+    auto_paths = ("sync-push-dd", "sync-pull-td")
     options = (SOURCE,)
     isolated = UNREACHED
     memory = (((96, 6, 0), (83, 6)), ((96, 6, 0), (83, 6)))
@@ -159,7 +187,13 @@ class BFS(Algorithm):
 
     def compute(self, part, step, mode, box):
         s = part.state
-        if mode.name == "push":
+        if part.path is not None and part.path.asynchronous:
+            if not hasattr(s, "queued"):
+                s.queued, s.mark = part.full(part.n_local, 0, np.int32), 0
+            s.mark += 1
+            advance(part, "out", s.frontier, lower, s.level, s.queued, s.mark, part.n_local,
+                    outbox=box)
+        elif mode.name == "push":
             advance(part, "out", s.frontier, claim, s.level, step, outbox=box)
         elif s.unreached:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
@@ -177,8 +211,15 @@ class BFS(Algorithm):
     def reads_ghosts(self, part, step, mode):
         return part.state.unreached > 0
 
+    def next_round(self, part, step, mode):
+        """Async: the vertices the last round lowered are the next round's."""
+        f = part.state.frontier
+        f.swap()
+        return f.length > 0
+
     def scatter(self, part, step, mode, inbox):
-        receive(part, inbox, claim_message, part.state.level, out=part.state.frontier)
+        fn = lower_message if part.path is not None and part.path.asynchronous else claim_message
+        receive(part, inbox, fn, part.state.level, out=part.state.frontier)
 
     def vote(self, part, step):
         f = part.state.frontier

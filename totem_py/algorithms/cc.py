@@ -12,7 +12,9 @@ reversed edge of its target's row, which links it unless the target is in the gi
 too. Trees hang the higher node under the lower, so a root is its set's smallest node.
 Then min-label propagation runs between partitions: a set whose label dropped sends it to the
 owners of its ghosts, min-combined, until no label changes. With one partition this is plain
-Afforest and finishes in one superstep.
+Afforest and finishes in one superstep. Its one path is async-push-dd: the union-find exhausts a
+partition's local work in the first superstep's one round, and a label that arrives later
+reaches the whole local set at once through its root; only the sets whose label dropped send.
 Races: links through compare-and-swap on a root's parent (atomic_cas); labels drop through
 atomic_min; the writer that lowers a set's label claims its flag with atomic_max. Every node
 (vertex or ghost slot) of a set writes the set's root only through atomics.
@@ -215,6 +217,7 @@ def verify_components(graph, labels):
 class CC(Algorithm):
     name = "cc"
     modes = (Mode("push", "both", "push", LABEL, records=True),)
+    paths = ("async-push-dd",)
     values_are_ids = True
     weak_components = True
     memory = (((197, 10, 0), (169, 10)), ((197, 18, 0), (169, 18)))

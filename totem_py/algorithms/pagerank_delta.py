@@ -17,6 +17,12 @@ tolerance * (L(v) / (1 - d) - 1 / n) below L(v) (the verifier checks all three).
 tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for
 ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
 which is what HyTGraph's engine choice per chunk is for (its figure 6a).
+Paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the one of least
+predicted work): sync-push-dd (the above), sync-push-td (every vertex with a residual
+pushes it, above the threshold or not) and async-push-dd (a partition pushes round after round
+until none of its residuals exceeds the threshold, the ghosts' shares adding up in the box, then
+exchanges). Each only moves residual into ranks along the same equations, so each stops within
+the same bounds of the limit (the verifier's), though not at the same values.
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
 n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
@@ -60,6 +66,10 @@ def add_message(v, m, residual):
 
 def above(v, residual, threshold):
     return residual[v] > threshold
+
+
+def holding(v, residual):
+    return residual[v] > 0.0
 
 
 def pushes(graph, tolerance=0.01, damping=0.85):
@@ -141,6 +151,8 @@ def verify_pushes(graph, tolerance, ranks, damping=0.85):
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
     modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
+    paths = ("sync-push-dd", "sync-push-td", "async-push-dd")
+    iterative = True
     options = (Option("--tolerance", dict(type=positive_number, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
                                                "residual exceeds X / n (default 0.01)")),)
@@ -192,9 +204,19 @@ class PageRankDelta(Algorithm):
     def compute(self, part, step, mode, box):
         s = part.state
         f = s.frontier
+        if part.path is not None and part.path.worklist == "td":
+            vertex_map(part, holding, s.residual, out=f)
+            f.swap()
         advance(part, "out", f, push, s.residual, s.share, part.n_local, outbox=box,
                 source=take, source_args=(s.residual, s.rank, part.out_degree, s.share,
                                           self.damping))
+
+    def next_round(self, part, step, mode):
+        """Async: the vertices whose residual the last round raised above the threshold."""
+        s = part.state
+        vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
+        s.frontier.swap()
+        return s.frontier.length > 0
 
     def scatter(self, part, step, mode, inbox):
         receive(part, inbox, add_message, part.state.residual)

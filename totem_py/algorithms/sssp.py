@@ -14,6 +14,14 @@ for per-block minima on one host; 64 slots: 603 against 674 on another), one on 
 atomics resolve in L2 and whose threads skip most of them after a plain read of the one slot;
 the far list is split once per bucket.
 delta = inf is plain frontier Bellman-Ford. Messages are tentative distances, min-combined.
+Paths: sync-push-dd (a step relaxes the near list once) and async-push-dd (`--path auto`'s): a
+partition relaxes its near list round after round and, when it empties, moves on to its own next
+bucket (the one of its far lists' smallest distance, `next_round`), until its lists are empty;
+then it exchanges. Each partition keeps its own bound, never below the run's (`finished`'s), so
+a message below it joins the near list and one above the far list: distances are corrected
+wherever they drop (label-correcting), and the run ends, with Dijkstra's distances, when no list
+holds a vertex anywhere. One partition then takes one superstep; several take about as many as
+shortest paths cross between them.
 Races: distances drop through atomic_min; the writer that lowers a local vertex claims its list
 with atomic_max on its flag (0 -> FAR, or anything -> the mark), and only the claimer appends it; a
 vertex moved from far to near leaves a stale far entry that the next split drops. The plain reads
@@ -206,6 +214,7 @@ def verify_distances(graph, source, dist, rtol=None):
 class SSSP(Algorithm):
     name = "sssp"
     modes = (Mode("push", "out", "push", DIST, state="dist", records=True),)
+    paths = ("async-push-dd", "sync-push-dd")
     needs_weights = True
     nonnegative_weights = True      # Dijkstra's and delta-stepping's premise
     options = (SOURCE,)
@@ -252,7 +261,7 @@ class SSSP(Algorithm):
         s.keep_len = part.full(1, 0, np.int64)
         slots = 1 if part.operator_package == "kernels_gpu" else CPU_SLOTS
         s.far_min = part.full(slots * LINE, np.inf, np.float64)
-        s.split_bound = self.bound
+        s.bound = s.split_bound = self.bound    # this partition's: at least the run's
         s.near_count = -1       # the near list's length when the last vote read it, else -1
         lv = owned_lvid(part, self.source)
         if lv is not None:
@@ -263,16 +272,17 @@ class SSSP(Algorithm):
 
     def compute(self, part, step, mode, box):
         s = part.state
-        if s.split_bound != self.bound:     # a new bucket: its vertices come off the far list
+        s.bound = max(s.bound, self.bound)
+        if s.split_bound != s.bound:     # a new bucket: its vertices come off the far list
             far_len = int(part.to_host(s.far_len, count=False)[0])
             put(part, s.keep_len, 0, 0)
             put(part, s.far_min, slice(None), np.inf)
             # both arrays the split reads are prefetched (their reads are random)
-            vertex_map(part, split, s.dist, s.pending, s.mark, self.bound, s.far_min,
+            vertex_map(part, split, s.dist, s.pending, s.mark, s.bound, s.far_min,
                        vertices=s.far, length=far_len, prefetch=(s.pending, s.dist),
                        out=((s.near, s.near_len), (s.keep, s.keep_len)))
             s.far, s.keep, s.far_len, s.keep_len = s.keep, s.far, s.keep_len, s.far_len
-            s.split_bound = self.bound
+            s.split_bound = s.bound
             s.near_count = -1
         qlen = s.near_count
         if qlen < 0:
@@ -282,13 +292,30 @@ class SSSP(Algorithm):
             s.mark = FIRST_MARK - 1
         s.mark += 1
         s.queue, s.queue_len, s.near, s.near_len = s.near, s.near_len, s.queue, s.queue_len
-        advance(part, "out", s.queue, relax, s.dist, s.pending, s.mark, self.bound, s.far_min,
+        advance(part, "out", s.queue, relax, s.dist, s.pending, s.mark, s.bound, s.far_min,
                 part.n_local, length=qlen, consume=s.queue_len,
                 out=((s.near, s.near_len), (s.far, s.far_len)), outbox=box)
 
+    def next_round(self, part, step, mode):
+        """Async: the near list again while it holds vertices; else this partition's next
+        bucket, the one of its far lists' smallest distance (far_min, a lower bound of them:
+        the bucket may be empty, and its split gives the exact value); none when the far list
+        holds no live vertex."""
+        s = part.state
+        near_len, far_min, far_len = part.to_host_all(s.near_len, s.far_min, s.far_len,
+                                                      count=False, reuse="round")
+        s.near_count = int(near_len[0])
+        if s.near_count:
+            return True
+        key = float(far_min.min())
+        if far_len[0] == 0 or not math.isfinite(key):
+            return False
+        s.bound = (math.floor(key / self.width) + 1) * self.width
+        return True
+
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        receive(part, inbox, relax_message, s.dist, s.pending, s.mark, self.bound, s.far_min,
+        receive(part, inbox, relax_message, s.dist, s.pending, s.mark, s.bound, s.far_min,
                 out=((s.near, s.near_len), (s.far, s.far_len)))
 
     def vote(self, part, step):

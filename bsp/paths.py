@@ -1,0 +1,101 @@
+"""Execution paths chosen per superstep and partition (SEP-Graph: Wang et al., PPoPP'19).
+
+A program offers paths by name (`Program.paths`: "sync-push-dd", "async-push-dd", ...). The
+direction (push or pull) is the mode's, one for every partition of a superstep, since the
+exchange is collective: the engine's direction switch (Alg. 2's rule, in bsp/engine.py) picks
+it for a direction-optimising program, `Program.mode` for the others. Rounds (sync, async) and
+worklist (data-driven dd, topology-driven td) are each partition's own: `Paths.choose` picks
+them from the partition's vote (the monitor: its active vertices and their out-edges, which
+the vote already carries) with one of SEP-Graph's controllers:
+
+  traversals (Alg. 2):  the first of the program's `auto_paths` in the superstep's direction;
+                        a program lists the form it prefers first (SSSP: async-push-dd).
+  iterative (Alg. 1):   each candidate of the direction once, in `auto_paths` order; then the
+                        one of least predicted work: the edges it walks (the active set's
+                        out-edges for dd, the partition's edges for td) times the local rounds
+                        it took when it last ran. Work, not seconds, so that the choices, and
+                        with them the values of an algorithm whose result depends on the order
+                        of its work (PageRank-Delta), are the same from run to run.
+
+Either takes an async path only on a partition whose boundary edges are at most BOUNDARY of
+its edges: local rounds pay where a partition's shortest paths mostly stay inside it; where
+half its edges leave it (a road network under HIGH, whose CPU partition holds the crossings and
+the GPU's the roads between them), the wave crosses partitions every other hop, so an
+exchange is needed about as often as with one round, and the rounds between exchanges relax
+vertices whose distances the other partition's messages then lower again (SSSP on road-usroads,
+hybrid HIGH 0.5: async 303 supersteps of 10,186 local rounds, sync 567 of 1,134 computes).
+
+A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
+program that offers no path gets `part.path = None` and no choice is made (no cost at all);
+with paths, a superstep's choice costs a few scalar operations per partition.
+"""
+
+from .api import Path
+
+ROUNDS = 100_000        # most local rounds of an async path in one superstep
+BOUNDARY = 0.1          # auto: async only where boundary edges are at most this share
+
+
+class Paths:
+    """The controller of one run: `forced` a path name or "auto"."""
+
+    def __init__(self, program, parts, forced="auto"):
+        self.offered = [Path.parse(name) for name in program.paths]
+        auto = program.auto_paths if program.auto_paths is not None else program.paths
+        self.candidates = [Path.parse(name) for name in auto]
+        self.forced = None if forced in (None, "auto") else Path.parse(forced)
+        if self.forced is not None and self.forced not in self.offered:
+            raise ValueError(offer_note(program, forced))
+        self.iterative = program.iterative
+        self.parts = parts
+        self.rate = [dict() for _ in parts]         # Alg. 1: path -> rounds when last run
+        self.work = [0] * len(parts)
+
+    def choose(self, mode, votes):
+        """Each partition's path for a superstep of `mode` (`votes`: the last superstep's, or
+        None before the first), set as `part.path`; returns the record's `path`: one name, or
+        the partitions' as "pid:name" joined by commas where they differ."""
+        names = []
+        for i, part in enumerate(self.parts):
+            path = self.forced or self._auto(i, part, mode, votes)
+            part.path = path
+            names.append(path.name)
+        if len(set(names)) <= 1:
+            return names[0] if names else ""
+        return ",".join(f"{p.pid}:{n}" for p, n in zip(self.parts, names))
+
+    def _auto(self, i, part, mode, votes):
+        mine = [p for p in self.candidates if p.direction == mode.exchange] \
+            or [p for p in self.offered if p.direction == mode.exchange] or self.offered
+        view = part.views[mode.view].host
+        if view.boundary_edges > BOUNDARY * view.indices.size:
+            mine = [p for p in mine if not p.asynchronous] or mine
+        if not self.iterative or len(mine) == 1:
+            return mine[0]
+        rate = self.rate[i]
+        untried = [p for p in mine if p not in rate]
+        if untried:
+            path = untried[0]
+        else:
+            path = min(mine, key=lambda p: rate[p] * self._work(part, mode, votes, i, p))
+        self.work[i] = self._work(part, mode, votes, i, path)
+        return path
+
+    def _work(self, part, mode, votes, i, path):
+        edges = part.views[mode.view].host.indices.size
+        if path.worklist == "td" or votes is None:
+            return max(edges, 1)
+        return max(votes[i].edges, 1)
+
+    def measured(self):
+        """Alg. 1's observation: each partition's local rounds of the superstep just run."""
+        if not self.iterative or self.forced is not None:
+            return
+        for i, part in enumerate(self.parts):
+            self.rate[i][part.path] = part.rounds
+
+
+def offer_note(program, name):
+    """The one-line error of a forced path `name` that `program` does not offer."""
+    offered = ", ".join(program.paths) or "no path but auto"
+    return f"--path {name}: {program.name} offers {offered}"

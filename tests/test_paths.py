@@ -1,0 +1,171 @@
+"""Execution paths (bsp/paths.py): every shipped algorithm on every path it offers, forced, and
+`auto`, on cpu and emulated partitions over several partitionings and cpu shares (and, small,
+under numba-cuda's simulator), each result checked by its algorithm's verifier and compared
+with the serial reference where results do not depend on the plan; the path trace of the
+JSON; a forced path that the algorithm does not offer; SSSP's supersteps on a road network."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import totem_py
+from bsp import Engine
+from partitioners import partition
+from totem_py.algorithms import ALGORITHMS
+from totem_py.harness import default_source
+
+from toys import rmat_small, toy_graphs, with_random_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
+ROAD = DATA / "road-usroads.mtx.gz"
+OFFERING = sorted(name for name, cls in ALGORITHMS.items() if cls.paths)
+CONFIGS = (("HIGH", 1.0, 1), ("HIGH", 0.5, 1), ("RAND", 0.3, 2), ("LOW", 0.0, 2))
+
+
+def make(name, graph, source):
+    return ALGORITHMS[name].from_options(graph, source=source, tolerance=1e-4, seed=0)
+
+
+def check(alg, graph, got, path):
+    note = alg.verify(graph, got)
+    assert note is None, f"{alg.name} {path}: {note}"
+    if alg.same_on_every_plan:
+        assert alg.compare(got, alg.reference(graph)) is None, f"{alg.name} {path}"
+
+
+def graphs():
+    toys = toy_graphs()
+    return {"rmat_small": rmat_small(), "disconnected": toys["disconnected"],
+            "star": toys["star"], "road": totem_py.generate("road:6", seed=1)}
+
+
+def test_the_shipped_algorithms_offer_paths():
+    assert {"bfs", "sssp", "cc", "pagerank_delta"} <= set(OFFERING)
+    assert ALGORITHMS["sssp"].paths[0] == "async-push-dd"
+    assert "async-push-dd" in ALGORITHMS["bfs"].paths
+
+
+@pytest.mark.parametrize("name", OFFERING)
+@pytest.mark.parametrize("gname", sorted(graphs()))
+def test_every_path_on_every_platform(name, gname):
+    graph = with_random_weights(graphs()[gname], seed=3)
+    source = default_source(graph)
+    alg = make(name, graph, source)
+    for strategy, share, gpus in CONFIGS:
+        plan = partition(graph, strategy, share, gpus, seed=1)
+        for device in ("cpu", "emulated") if "gpu" in plan.kinds else ("cpu",):
+            engine = Engine(plan, device)
+            for path in ("auto", *alg.paths):
+                got, records = engine.run(alg, path)
+                check(alg, graph, got, f"{path} {strategy} {share} {gpus} {device}")
+                chosen = {r["path"] for r in records}
+                if path != "auto":
+                    assert chosen == {path}
+
+
+def test_sssp_on_a_road_grid_takes_fewer_supersteps_async():
+    """One partition: async relaxes the whole graph in one superstep; several: fewer than
+    sync's, same distances."""
+    graph = totem_py.generate("road:7", seed=2)
+    source = default_source(graph)
+    for share in (1.0, 0.5):
+        steps = {}
+        for path in ("sync-push-dd", "async-push-dd"):
+            r = totem_py.run(graph, "sssp", source=source, cpu_share=share, device="emulated",
+                             path=path, verify=True)
+            steps[path] = r.metrics["supersteps"]
+            assert r.metrics["path"] == path
+        assert steps["async-push-dd"] < steps["sync-push-dd"]
+        if share == 1.0:
+            assert steps["async-push-dd"] == 1
+
+
+@pytest.mark.skipif(not ROAD.exists(), reason="needs ../shared/data/road-usroads.mtx.gz")
+def test_sssp_on_road_usroads_auto_takes_a_quarter_of_the_supersteps():
+    graph = totem_py.load(ROAD)
+    source = default_source(graph)
+    runs = {p: totem_py.run(graph, "sssp", source=source, cpu_share=1.0, device="cpu", path=p)
+            for p in ("sync-push-dd", "auto")}
+    sync, auto = (runs[p].metrics["supersteps"] for p in ("sync-push-dd", "auto"))
+    assert auto <= 0.25 * sync, (auto, sync)
+    assert np.array_equal(runs["auto"].values, runs["sync-push-dd"].values)
+
+
+def test_pagerank_delta_auto_uses_several_paths_and_the_trace_shows_them(tmp_path):
+    out = tmp_path / "run.json"
+    proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:12",
+                           "--algorithm", "pagerank_delta", "--device", "emulated",
+                           "--cpu-share", "0.5", "--verify", "--quiet", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    m = json.loads(out.read_text())
+    trace = [r["path"] for r in m["per_superstep"]]
+    names = {n.split(":")[-1] for t in trace for n in t.split(",")}
+    assert len(names) >= 2, trace
+    assert m["path"] == "auto" and m["verified"]
+    assert all(len(r["rounds"]) == len(r["compute_s"]) for r in m["per_superstep"])
+
+
+def test_a_forced_path_not_offered_is_one_line_exit_2():
+    for algorithm, path, words in (("sssp", "sync-pull-td", "sssp offers async-push-dd"),
+                                   ("pagerank", "sync-push-dd", "pagerank offers no path"),
+                                   ("bfs", "fast", "auto or {sync,async}")):
+        proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:8",
+                               "--algorithm", algorithm, "--path", path, "--quiet"],
+                              cwd=ROOT, capture_output=True, text=True)
+        err = proc.stderr.strip()
+        assert proc.returncode == 2 and "\n" not in err and words in err, err
+    with pytest.raises(Exception, match="offers"):
+        totem_py.run(totem_py.generate("rmat:6"), "cc", path="sync-push-td")
+
+
+def test_summed_records_keep_their_path(monkeypatch):
+    import bsp.engine
+    monkeypatch.setattr(bsp.engine, "KEPT", 3)
+    graph = totem_py.generate("road:6", seed=1)
+    src = default_source(graph)
+    r = totem_py.run(graph, "bfs", source=src, device="cpu", cpu_share=1.0, path="sync-push-dd")
+    last = r.metrics["per_superstep"][-1]
+    assert last["path"] == "sync-push-dd" and last["steps"] == r.metrics["supersteps"] - 3
+
+
+SIM = """
+import os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+sys.path.insert(0, {root!r}); sys.path.insert(0, {tests!r})
+from bsp import Engine
+from partitioners import partition
+from totem_py.algorithms import ALGORITHMS
+from totem_py.harness import default_source
+from toys import toy_graphs, with_random_weights
+bad = []
+for gname in ("star", "disconnected"):
+    g = with_random_weights(toy_graphs()[gname], seed=3)
+    src = default_source(g)
+    for share, gpus in ((0.0, 2), (0.5, 1)):
+        engine = Engine(partition(g, "HIGH", share, gpus, seed=1), "simulated")
+        for name in {names!r}:
+            alg = ALGORITHMS[name].from_options(g, source=src, tolerance=1e-3, seed=0)
+            for path in alg.paths:
+                got, _ = engine.run(alg, path)
+                note = alg.verify(g, got)
+                if note:
+                    bad.append(f"{{name}} {{path}} {{gname}} {{share}}: {{note}}")
+print("\\n".join(bad))
+sys.exit(1 if bad else 0)
+"""
+
+
+def test_every_path_on_the_simulated_gpu():
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    code = SIM.format(root=str(ROOT), tests=str(ROOT / "tests"), names=OFFERING)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
