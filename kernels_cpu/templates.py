@@ -34,6 +34,45 @@ class EdgeSpan(enum.IntEnum):
     GHOST = 2
 
 
+class Reduction(enum.IntEnum):
+    """How a reducing operator (pull with apply, intersect) combines the values of a row's
+    edges into the row's total, which starts at the reduction's identity (`identity`)."""
+    SUM = 0
+    MIN = 1
+    MAX = 2
+
+
+REDUCTIONS = {"sum": Reduction.SUM, "min": Reduction.MIN, "max": Reduction.MAX}
+TOTAL_DTYPES = (np.float64, np.float32, np.int64, np.int32)
+
+
+def reduction(reduce, dtype):
+    """(Reduction, NumPy scalar type, identity) of a reducing operator's `reduce` ("sum",
+    "min", "max") and `dtype` (one of TOTAL_DTYPES); a ValueError for others."""
+    op = REDUCTIONS.get(reduce)
+    kind = np.dtype(dtype).type
+    if op is None or kind not in TOTAL_DTYPES:
+        raise ValueError(f"a row's total reduces by {', '.join(REDUCTIONS)} into "
+                         f"{', '.join(np.dtype(t).name for t in TOTAL_DTYPES)}, not "
+                         f"{reduce!r} into {np.dtype(dtype).name}")
+    if op == Reduction.SUM:
+        return op, kind, kind(0).item()
+    floating = np.dtype(kind).kind == "f"
+    if op == Reduction.MIN:
+        return op, kind, np.inf if floating else int(np.iinfo(kind).max)
+    return op, kind, -np.inf if floating else int(np.iinfo(kind).min)
+
+
+def reduced(op, total, x):
+    """A row's total with one more value `x`. Plain Python: each backend compiles it inline,
+    where `op` is a constant (the template's REDUCTION switch) and the test folds away."""
+    if op == Reduction.MIN:
+        return min(total, x)
+    if op == Reduction.MAX:
+        return max(total, x)
+    return total + x
+
+
 def span_bounds(indices, a, b, limit, span, skip):
     """(start, stop): the run of row [a, b)'s edges in `span` (targets below `limit` are local),
     without the row's first `skip` edges; empty when start >= stop. The end of the row's first
