@@ -10,8 +10,11 @@ Mappings:
   the device, kernels_gpu/frontier.py), a grid-stride loop runs over block-sized runs of them,
   thread 0 of a block finds the frontier items its run spans and each thread searches that short
   range for its edge; a hub's edges spread over as many threads as it has edges.
-* pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction in
-  double; rows a row_fn passes over leave at once (lane 0's verdict, so the warp stays whole).
+* pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction of
+  the lanes' totals (REDUCTION, in the TOTAL type); rows a row_fn passes over leave at once
+  (lane 0's verdict, so the warp stays whole).
+* intersect: a warp per row, each lane merging the row with the row of one of its entries at a
+  time; the lanes' totals reduced as pull's.
 * pull, searching: a thread per row, stopping at the first hit.
 * a row's span of edges (templates.EdgeSpan): its bounds by binary search, in every lane.
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
@@ -38,7 +41,8 @@ import numpy as np
 from pathlib import Path
 
 from kernels_cpu import intrinsics, templates
-from kernels_cpu.templates import EdgeSpan, files_key, kernel_name, leading, span_bounds, specialize
+from kernels_cpu.templates import (EdgeSpan, Reduction, files_key, kernel_name, leading, reduced,
+                                   span_bounds, specialize)
 
 from .intrinsics import SIMULATED, cuda, nonneg
 
@@ -60,10 +64,11 @@ def functor(*args):
     raise NotImplementedError("a template's functor: compiled by `Kernel`")
 
 
-row_fn = apply_fn = edge_span = functor
-WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = False
+row_fn = apply_fn = edge_fn = edge_span = reduce_into = functor
+WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
+REDUCTION, TOTAL, IDENTITY = TOTALS = (Reduction.SUM, np.float64, 0.0)  # templates.reduction
 
 
 def lb_find(offs, lo, hi, k):
@@ -176,21 +181,59 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
         if keep == 0:
             return
     e, stop = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
-    s = 0.0
+    s = TOTAL(IDENTITY)
     e = nonneg(e + lane)
     while e < stop:
         if WEIGHTED:
-            s += functor(v, nonneg(indices[e]), weights[e], args)
+            x = functor(v, nonneg(indices[e]), weights[e], args)
         else:
-            s += functor(v, nonneg(indices[e]), 1.0, args)
+            x = functor(v, nonneg(indices[e]), 1.0, args)
+        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
         e += ROW_THREADS
     if not SIMULATED:
         o = 16
         while o > 0:
-            s += cuda.shfl_down_sync(FULL_MASK, s, o)
+            s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
             o >>= 1
     if lane == 0:
         apply_fn(v, s, args)
+
+
+def intersect_warp(indptr, indices, queue, first, end, args):
+    """A warp per row u (a thread simulated), first..end-1 or (QUEUE) queue[first..end-1]: each
+    lane takes entries v of u's row in turn (with FILTER, those edge_fn passes) and merges the
+    two ascending rows; common_fn (functor) for each entry x they share, reduced into the
+    lane's total, the lanes' totals into the row's, then apply_fn."""
+    w = cuda.grid(1) // ROW_THREADS
+    lane = cuda.threadIdx.x & (ROW_THREADS - 1)
+    if w >= end - first:
+        return
+    u = nonneg(queue[first + w] if QUEUE else first + w)
+    a0, a1 = nonneg(indptr[u]), indptr[u + 1]
+    s = TOTAL(IDENTITY)
+    e = nonneg(a0 + lane)
+    while e < a1:
+        v = nonneg(indices[e])
+        if not FILTER or edge_fn(u, v, args):
+            i, j, b1 = a0, nonneg(indptr[v]), indptr[v + 1]
+            while i < a1 and j < b1:
+                x, y = indices[i], indices[j]
+                if x < y:
+                    i += 1
+                elif y < x:
+                    j += 1
+                else:
+                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, nonneg(x), args))))
+                    i += 1
+                    j += 1
+        e += ROW_THREADS
+    if not SIMULATED:
+        o = 16
+        while o > 0:
+            s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
+            o >>= 1
+    if lane == 0:
+        apply_fn(u, s, args)
 
 
 def pull_thread(indptr, indices, weights, first, end, limit, skip, out0, len0, args):
@@ -473,7 +516,8 @@ class Kernel:
 
     def __init__(self, template, fns, arity, switches):
         name = kernel_name(template, fns, switches, arity, _SOURCE_KEY)
-        bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds))
+        bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds),
+                        reduce_into=device(reduced))
         bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
         self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
@@ -584,16 +628,19 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
-    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=TOTALS):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
+    `total`: the (Reduction, type, identity) of a reducing form's row totals."""
     p = _place()
     w = p.floats if weights is None else weights
     if apply_fn is not None:
         fns = {"functor": fn, "apply_fn": apply_fn}
         if row_fn is not None:
             fns["row_fn"] = row_fn
+        op, kind, identity = total
         k = compiled(pull_warp, fns, len(args), WEIGHTED=weights is not None,
-                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span)
+                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span,
+                     REDUCTION=op, TOTAL=kind, IDENTITY=identity)
         if queue is not None:
             first, end = 0, qlen
         k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
@@ -604,6 +651,20 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         out0, len0 = out if out is not None else (p.ints, p.ints)
         k(_blocks(end - first, p.block), p.block, indptr, indices, w, first, end, limit, skip,
           out0, len0, args)
+
+
+def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, queue=None,
+              total=TOTALS):
+    """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
+    fns = {"functor": fn, "apply_fn": apply_fn}
+    if edge_fn is not None:
+        fns["edge_fn"] = edge_fn
+    op, kind, identity = total
+    k = compiled(intersect_warp, fns, len(args), QUEUE=queue is not None,
+                 FILTER=edge_fn is not None, REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+    p = _place()
+    k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices,
+      p.ints if queue is None else queue, first, end, args)
 
 
 def gather_rows(indptr, src, rows, nrows, offsets, out):
