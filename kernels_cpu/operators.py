@@ -4,8 +4,8 @@ Each operator is a template, a `prange` loop written once here, whose functor ca
 globals `functor`, `row_fn` and `apply_fn` and pass the functor's arguments as the tuple `args`.
 `compiled` makes one kernel per functor with the shared machinery of kernels_cpu/templates.py: a
 copy of the template whose globals hold the functor (compiled by Numba, inlined where it is
-called) and the template's switches (WEIGHTED, RECORD, OUTPUTS, SPAN, PREFETCHING, constants
-Numba folds), compiled by `SpelledCompiler` (which spells `args` out into the functor's
+called) and the template's switches (WEIGHTED, RECORD, OUTPUTS, SPAN, PREFETCHING, the row
+totals' REDUCTION, TOTAL type and IDENTITY: constants Numba folds), compiled by `SpelledCompiler` (which spells `args` out into the functor's
 arguments), twice: in parallel and serially (small supersteps run on the calling thread: a
 parallel launch costs them more than their work, most when other work competes for the
 cores). The kernels are cached on disk under a name that carries a hash of the functor's code and
@@ -24,6 +24,8 @@ Mappings:
   among the hubs), each thread's in ascending order (Afforest's sampled links build shallower
   union-find trees in row order: docs/results/ab/cc_operators_2core.txt); a searching row
   stops at its first hit.
+* intersect: as the pull over selected rows, each row merging its sorted entries with the
+  sorted row of each entry in turn (rows of a list: one block each).
 * vertex maps: equal runs of vertices (or items of a list).
 A pull walks each row's edges of its span (templates.EdgeSpan, found by span_bounds) from the
 row's `skip`-th edge on.
