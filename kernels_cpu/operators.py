@@ -1,15 +1,16 @@
 """The CPU backend of the operators (bsp/operators.py): Numba kernels with the functor compiled in.
 
 Each operator is a template, a `prange` loop written once here, whose functor calls name the
-globals `functor`, `row_fn` and `apply_fn` and pass the functor's arguments as the tuple `args`.
-`compiled` makes one kernel per functor with the shared machinery of kernels_cpu/templates.py: a
-copy of the template whose globals hold the functor (compiled by Numba, inlined where it is
-called) and the template's switches (WEIGHTED, RECORD, OUTPUTS, SPAN, PREFETCHING, the row
-totals' REDUCTION, TOTAL type and IDENTITY: constants Numba folds), compiled by `SpelledCompiler` (which spells `args` out into the functor's
-arguments), twice: in parallel and serially (small supersteps run on the calling thread: a
-parallel launch costs them more than their work, most when other work competes for the
-cores). The kernels are cached on disk under a name that carries a hash of the functor's code and
-of everything it calls, so an edited functor compiles anew.
+globals `functor`, `row_fn`, `apply_fn` and `edge_fn` and pass the functor's arguments as the
+tuple `args`. `compiled` makes one kernel per functor with the shared machinery of
+kernels_cpu/templates.py: a copy of the template whose globals hold the functor (compiled by
+Numba, inlined where it is called) and the template's switches (WEIGHTED, RECORD, OUTPUTS,
+SPAN, PREFETCHING, the row totals' REDUCTION, TOTAL type and IDENTITY: constants Numba folds),
+compiled by `SpelledCompiler` (which spells `args` out into the functor's arguments), twice: in
+parallel and serially (small supersteps run on the calling thread: a parallel launch costs them
+more than their work, most when other work competes for the cores). The kernels are cached on
+disk under a name that carries a hash of the functor's code and of everything it calls, so an
+edited functor compiles anew.
 
 Mappings:
 * advance over a queue: blocks of equal edge counts over the concatenated edge lists of the queue's
@@ -184,8 +185,8 @@ def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, args):
 
 def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, threads, args):
     """The rows for which row_fn is true: searching (a row stops at its first hit, which lists
-    it) or, with REDUCE, the row's total (REDUCTION) then apply_fn. Thread t of `threads` takes blocks
-    t, t + threads, ..."""
+    it) or, with REDUCE, the row's total (REDUCTION) then apply_fn. Thread t of `threads` takes
+    blocks t, t + threads, ..."""
     blocks = row_blocks(indptr, end, BLOCKS, first)
     nblocks = blocks.size - 1
     lanes = max(1, min(threads, nblocks))
