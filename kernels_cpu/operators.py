@@ -44,8 +44,8 @@ from . import intrinsics
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, row_blocks)
-from .templates import (EdgeSpan, Reduction, SpelledCompiler, files_key, kernel_name, reduced,
-                        span_bounds, specialize)
+from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
+                        next_common, reduced, span_bounds, specialize)
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
@@ -58,10 +58,11 @@ def functor(*args):
 row_fn = apply_fn = edge_fn = functor
 edge_span = njit(nogil=True, inline="always")(span_bounds)
 reduce_into = njit(nogil=True, inline="always")(reduced)
+merge_step = njit(nogil=True, inline="always")(next_common)
 WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = REDUCE = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
-REDUCTION, TOTAL, IDENTITY = TOTALS = (Reduction.SUM, np.float64, 0.0)  # templates.reduction
+REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
 
 
 # -- templates ----------------------------------------------------------------------------------
@@ -234,17 +235,11 @@ def intersect_rows(indptr, indices, first, end, queue, threads, args):
                     v = indices[e]
                     if FILTER and not edge_fn(u, v, args):
                         continue
-                    i, j, b1 = a0, indptr[v], indptr[v + 1]
-                    while i < a1 and j < b1:
-                        x, y = indices[i], indices[j]
-                        if x < y:
-                            i += 1
-                        elif y < x:
-                            j += 1
-                        else:
-                            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
-                            i += 1
-                            j += 1
+                    i, j = merge_step(indices, a0, a1, indptr[v], indptr[v + 1])
+                    while i < a1:
+                        x = indices[i]
+                        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
+                        i, j = merge_step(indices, i + 1, a1, j + 1, indptr[v + 1])
                 apply_fn(u, s, args)
 
 
@@ -403,45 +398,38 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=TOTALS):
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=SUM):
     """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
-    `total`: the (Reduction, type, identity) of a reducing form's row totals."""
+    `total`: the switches of a reducing form's row totals (templates.reduction)."""
     w = _dummy(np.float64) if weights is None else weights
-    op, kind, identity = total
     many = end - first >= SERIAL_ITEMS or indptr[end] - indptr[first] >= SERIAL_EDGES
     if apply_fn is not None and queue is not None:
         par, ser = compiled(pull_reduce_queue, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                            WEIGHTED=weights is not None, SPAN=span, REDUCTION=op, TOTAL=kind,
-                            IDENTITY=identity)
+                            WEIGHTED=weights is not None, SPAN=span, **total)
         many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
         (par if many else ser)(indptr, indices, w, queue, qlen, limit, skip, args)
     elif row_fn is None:
         par, ser = compiled(pull_reduce, {"functor": fn, "apply_fn": apply_fn}, len(args),
                             WEIGHTED=weights is not None, PREFETCHING=pf is not None, SPAN=span,
-                            REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+                            **total)
         (par if many else ser)(indptr, indices, w, first, end, limit, skip,
                                _dummy(np.float64) if pf is None else pf, args)
     else:
-        fns = {"functor": fn, "row_fn": row_fn}
-        if apply_fn is not None:
-            fns["apply_fn"] = apply_fn
+        fns = functors(functor=fn, row_fn=row_fn, apply_fn=apply_fn)
         par, ser = compiled(pull_rows, fns, len(args), WEIGHTED=weights is not None,
                             OUTPUTS=int(out is not None), REDUCE=apply_fn is not None, SPAN=span,
-                            REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+                            **total)
         out0, len0 = out if out is not None else (_dummy(), _dummy())
         (par if many else ser)(indptr, indices, w, first, end, limit, skip, out0, len0,
                                get_num_threads(), args)
 
 
 def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, queue=None,
-              total=TOTALS):
+              total=SUM):
     """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
-    fns = {"functor": fn, "apply_fn": apply_fn}
-    if edge_fn is not None:
-        fns["edge_fn"] = edge_fn
-    op, kind, identity = total
+    fns = functors(functor=fn, apply_fn=apply_fn, edge_fn=edge_fn)
     par, ser = compiled(intersect_rows, fns, len(args), QUEUE=queue is not None,
-                        FILTER=edge_fn is not None, REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+                        FILTER=edge_fn is not None, **total)
     rows = end - first if queue is not None else indptr[end] - indptr[first] + end - first
     (par if rows >= SERIAL_ITEMS else ser)(indptr, indices, first, end,
                                            _dummy() if queue is None else queue,

@@ -47,20 +47,31 @@ TOTAL_DTYPES = (np.float64, np.float32, np.int64, np.int32)
 
 
 def reduction(reduce, dtype):
-    """(Reduction, NumPy scalar type, identity) of a reducing operator's `reduce` ("sum",
-    "min", "max") and `dtype` (one of TOTAL_DTYPES); a ValueError for others."""
+    """The switches of a reducing template for `reduce` ("sum", "min", "max") into `dtype` (one
+    of TOTAL_DTYPES): REDUCTION (a Reduction), TOTAL (the NumPy scalar type of a row's total)
+    and IDENTITY (where a row's total starts); a ValueError for others."""
     op = REDUCTIONS.get(reduce)
     kind = np.dtype(dtype).type
     if op is None or kind not in TOTAL_DTYPES:
         raise ValueError(f"a row's total reduces by {', '.join(REDUCTIONS)} into "
                          f"{', '.join(np.dtype(t).name for t in TOTAL_DTYPES)}, not "
                          f"{reduce!r} into {np.dtype(dtype).name}")
-    if op == Reduction.SUM:
-        return op, kind, kind(0).item()
     floating = np.dtype(kind).kind == "f"
-    if op == Reduction.MIN:
-        return op, kind, np.inf if floating else int(np.iinfo(kind).max)
-    return op, kind, -np.inf if floating else int(np.iinfo(kind).min)
+    if op == Reduction.SUM:
+        identity = kind(0).item()
+    elif op == Reduction.MIN:
+        identity = np.inf if floating else int(np.iinfo(kind).max)
+    else:
+        identity = -np.inf if floating else int(np.iinfo(kind).min)
+    return {"REDUCTION": op, "TOTAL": kind, "IDENTITY": identity}
+
+
+SUM = reduction("sum", np.float64)      # the default: PageRank's sums
+
+
+def functors(**fns):
+    """The functors given to a template (None: absent), by the names of its globals."""
+    return {name: fn for name, fn in fns.items() if fn is not None}
 
 
 def reduced(op, total, x):
@@ -92,6 +103,20 @@ def span_bounds(indices, a, b, limit, span, skip):
         else:
             start = x
     return max(start, a + skip), stop
+
+
+def next_common(indices, i, a1, j, b1):
+    """(i, j): the first positions at or after i in [i, a1) and j in [j, b1), two ascending runs
+    of `indices`, that hold the same entry; i == a1 when none is left (a step of the merge that
+    intersects two rows). Plain Python: each backend compiles it inline."""
+    while i < a1 and j < b1:
+        if indices[i] < indices[j]:
+            i += 1
+        elif indices[j] < indices[i]:
+            j += 1
+        else:
+            return i, j
+    return a1, j
 
 
 def code_key(fn, seen=None):

@@ -41,8 +41,8 @@ import numpy as np
 from pathlib import Path
 
 from kernels_cpu import intrinsics, templates
-from kernels_cpu.templates import (EdgeSpan, Reduction, files_key, kernel_name, leading, reduced,
-                                   span_bounds, specialize)
+from kernels_cpu.templates import (SUM, EdgeSpan, files_key, functors, kernel_name, leading,
+                                   next_common, reduced, span_bounds, specialize)
 
 from .intrinsics import SIMULATED, cuda, nonneg
 
@@ -64,11 +64,11 @@ def functor(*args):
     raise NotImplementedError("a template's functor: compiled by `Kernel`")
 
 
-row_fn = apply_fn = edge_fn = edge_span = reduce_into = functor
+row_fn = apply_fn = edge_fn = edge_span = reduce_into = merge_step = functor
 WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
-REDUCTION, TOTAL, IDENTITY = TOTALS = (Reduction.SUM, np.float64, 0.0)  # templates.reduction
+REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
 
 
 def lb_find(offs, lo, hi, k):
@@ -215,17 +215,12 @@ def intersect_warp(indptr, indices, queue, first, end, args):
     while e < a1:
         v = nonneg(indices[e])
         if not FILTER or edge_fn(u, v, args):
-            i, j, b1 = a0, nonneg(indptr[v]), indptr[v + 1]
-            while i < a1 and j < b1:
-                x, y = indices[i], indices[j]
-                if x < y:
-                    i += 1
-                elif y < x:
-                    j += 1
-                else:
-                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, nonneg(x), args))))
-                    i += 1
-                    j += 1
+            b1 = indptr[v + 1]
+            i, j = merge_step(indices, a0, a1, nonneg(indptr[v]), b1)
+            while i < a1:
+                x = nonneg(indices[nonneg(i)])
+                s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
+                i, j = merge_step(indices, i + 1, a1, j + 1, b1)
         e += ROW_THREADS
     if not SIMULATED:
         o = 16
@@ -517,7 +512,7 @@ class Kernel:
     def __init__(self, template, fns, arity, switches):
         name = kernel_name(template, fns, switches, arity, _SOURCE_KEY)
         bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds),
-                        reduce_into=device(reduced))
+                        reduce_into=device(reduced), merge_step=device(next_common))
         bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
         self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
@@ -628,19 +623,15 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=TOTALS):
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=SUM):
     """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
-    `total`: the (Reduction, type, identity) of a reducing form's row totals."""
+    `total`: the switches of a reducing form's row totals (templates.reduction)."""
     p = _place()
     w = p.floats if weights is None else weights
     if apply_fn is not None:
-        fns = {"functor": fn, "apply_fn": apply_fn}
-        if row_fn is not None:
-            fns["row_fn"] = row_fn
-        op, kind, identity = total
+        fns = functors(functor=fn, apply_fn=apply_fn, row_fn=row_fn)
         k = compiled(pull_warp, fns, len(args), WEIGHTED=weights is not None,
-                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span,
-                     REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span, **total)
         if queue is not None:
             first, end = 0, qlen
         k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
@@ -654,14 +645,11 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
 
 
 def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, queue=None,
-              total=TOTALS):
+              total=SUM):
     """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
-    fns = {"functor": fn, "apply_fn": apply_fn}
-    if edge_fn is not None:
-        fns["edge_fn"] = edge_fn
-    op, kind, identity = total
+    fns = functors(functor=fn, apply_fn=apply_fn, edge_fn=edge_fn)
     k = compiled(intersect_warp, fns, len(args), QUEUE=queue is not None,
-                 FILTER=edge_fn is not None, REDUCTION=op, TOTAL=kind, IDENTITY=identity)
+                 FILTER=edge_fn is not None, **total)
     p = _place()
     k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices,
       p.ints if queue is None else queue, first, end, args)
