@@ -13,8 +13,8 @@ Mappings:
 * pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction of
   the lanes' totals (REDUCTION, in the TOTAL type); rows a row_fn passes over leave at once
   (lane 0's verdict, so the warp stays whole).
-* intersect: a warp per row, each lane merging the row with the row of one of its entries at a
-  time; the lanes' totals reduced as pull's.
+* intersect: the reducing pull's warp per row (INTERSECT), each lane merging the row with the
+  row of one of its entries at a time.
 * pull, searching: a thread per row, stopping at the first hit.
 * a row's span of edges (templates.EdgeSpan): its bounds by binary search, in every lane.
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
@@ -65,7 +65,7 @@ def functor(*args):
 
 
 row_fn = apply_fn = edge_fn = edge_span = reduce_into = merge_step = functor
-WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = FILTER = False
+WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = INTERSECT = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
 REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
@@ -168,7 +168,9 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
 
 def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
     """A warp per row (a thread simulated: no shuffles there): rows first..end-1, or (QUEUE) the
-    rows queue[first..end-1], or (ROWS) those of them row_fn selects; each its span's edges."""
+    rows queue[first..end-1], or (ROWS) those of them row_fn selects; each its span's edges.
+    With INTERSECT (intersect's rows, ascending; span ALL), each edge (v, t) (with FILTER,
+    those edge_fn passes) merges rows v and t: functor(v, t, x) for each entry x of both."""
     w = cuda.grid(1) // ROW_THREADS
     lane = cuda.threadIdx.x & (ROW_THREADS - 1)
     if w >= end - first:
@@ -184,11 +186,21 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
     s = TOTAL(IDENTITY)
     e = nonneg(e + lane)
     while e < stop:
-        if WEIGHTED:
-            x = functor(v, nonneg(indices[e]), weights[e], args)
+        t = nonneg(indices[e])
+        if INTERSECT:
+            if not FILTER or edge_fn(v, t, args):
+                a0, a1, b1 = nonneg(indptr[v]), indptr[v + 1], indptr[t + 1]
+                i, j = merge_step(indices, a0, a1, nonneg(indptr[t]), b1)
+                while i < a1:
+                    x = functor(v, t, nonneg(indices[nonneg(i)]), args)
+                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+                    i, j = merge_step(indices, i + 1, a1, j + 1, b1)
         else:
-            x = functor(v, nonneg(indices[e]), 1.0, args)
-        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+            if WEIGHTED:
+                x = functor(v, t, weights[e], args)
+            else:
+                x = functor(v, t, 1.0, args)
+            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
         e += ROW_THREADS
     if not SIMULATED:
         o = 16
@@ -197,38 +209,6 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
             o >>= 1
     if lane == 0:
         apply_fn(v, s, args)
-
-
-def intersect_warp(indptr, indices, queue, first, end, args):
-    """A warp per row u (a thread simulated), first..end-1 or (QUEUE) queue[first..end-1]: each
-    lane takes entries v of u's row in turn (with FILTER, those edge_fn passes) and merges the
-    two ascending rows; common_fn (functor) for each entry x they share, reduced into the
-    lane's total, the lanes' totals into the row's, then apply_fn."""
-    w = cuda.grid(1) // ROW_THREADS
-    lane = cuda.threadIdx.x & (ROW_THREADS - 1)
-    if w >= end - first:
-        return
-    u = nonneg(queue[first + w] if QUEUE else first + w)
-    a0, a1 = nonneg(indptr[u]), indptr[u + 1]
-    s = TOTAL(IDENTITY)
-    e = nonneg(a0 + lane)
-    while e < a1:
-        v = nonneg(indices[e])
-        if not FILTER or edge_fn(u, v, args):
-            b1 = indptr[v + 1]
-            i, j = merge_step(indices, a0, a1, nonneg(indptr[v]), b1)
-            while i < a1:
-                x = nonneg(indices[nonneg(i)])
-                s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
-                i, j = merge_step(indices, i + 1, a1, j + 1, b1)
-        e += ROW_THREADS
-    if not SIMULATED:
-        o = 16
-        while o > 0:
-            s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
-            o >>= 1
-    if lane == 0:
-        apply_fn(u, s, args)
 
 
 def pull_thread(indptr, indices, weights, first, end, limit, skip, out0, len0, args):
@@ -631,7 +611,8 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
     if apply_fn is not None:
         fns = functors(functor=fn, apply_fn=apply_fn, row_fn=row_fn)
         k = compiled(pull_warp, fns, len(args), WEIGHTED=weights is not None,
-                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span, **total)
+                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span,
+                     INTERSECT=False, FILTER=False, **total)
         if queue is not None:
             first, end = 0, qlen
         k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
@@ -648,11 +629,12 @@ def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, que
               total=SUM):
     """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
     fns = functors(functor=fn, apply_fn=apply_fn, edge_fn=edge_fn)
-    k = compiled(intersect_warp, fns, len(args), QUEUE=queue is not None,
-                 FILTER=edge_fn is not None, **total)
+    k = compiled(pull_warp, fns, len(args), WEIGHTED=False, QUEUE=queue is not None,
+                 ROWS=False, SPAN=EdgeSpan.ALL, INTERSECT=True, FILTER=edge_fn is not None,
+                 **total)
     p = _place()
-    k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices,
-      p.ints if queue is None else queue, first, end, args)
+    k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, p.floats,
+      p.ints if queue is None else queue, first, end, 0, 0, args)
 
 
 def gather_rows(indptr, src, rows, nrows, offsets, out):
