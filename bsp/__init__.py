@@ -12,5 +12,5 @@ from .partition import EdgeOptions
 
 __all__ = ["Program", "Message", "Mode", "Vote", "Engine", "EdgeOptions", "EdgeSpan",
            "Frontier", "advance", "pull", "intersect", "vertex_map", "vertex_values", "receive",
-           "bitmap", "bitmap_bytes", "device_function", "put", "atomic_add", "atomic_cas", "atomic_max",
-           "atomic_min", "atomic_or", "test_bit"]
+           "bitmap", "bitmap_bytes", "device_function", "put", "atomic_add", "atomic_cas",
+           "atomic_max", "atomic_min", "atomic_or", "test_bit"]
