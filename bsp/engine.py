@@ -266,6 +266,8 @@ class Engine:
             p.clean_box = p.clean_tail = None
             for view in p.placed_views():
                 view.__dict__.pop("node_gvid", None)      # as large as the view: made on use
+                for rows in view.__dict__.pop("sorted_rows", ()):       # the same
+                    p.graph_bytes -= rows.nbytes
         self._inboxes.clear()
         if self.ranks is not None:
             self.ranks.release()

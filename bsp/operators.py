@@ -9,13 +9,18 @@ recording, streamed edges (the view's segments) and device placement.
 
     advance(part, view, frontier, edge_fn, *args)   for each frontier vertex s, each out-edge
                                                     (s, t, w): edge_fn(s, t, w, *args)
-    pull(part, view, edge_fn, *args, apply=...)     for each row v, its edges (v, u, w): a sum of
-                                                    edge_fn(v, u, w, *args), then apply(v, sum, *args)
+    pull(part, view, edge_fn, *args, apply=...)     for each row v, its edges (v, u, w): the total
+                                                    of edge_fn(v, u, w, *args) (a sum, min or max
+                                                    into a dtype), then apply(v, total, *args)
     pull(part, view, edge_fn, *args, row_fn=..., out=...)  the rows row_fn selects, with early
                                                     exit: a row stops at the first edge for
                                                     which edge_fn is true
     pull(..., span=EdgeSpan.GHOST, skip=k)          any form over the row's edges to ghost slots
                                                     (LOCAL: to local vertices), from its k-th
+    intersect(part, view, common_fn, *args, apply=...)  for each row u, each neighbour v: the
+                                                    total of common_fn(u, v, x, *args) over the
+                                                    common neighbours x of u and v, ghosts' rows
+                                                    included; then apply(u, total, *args)
     vertex_map(part, vertex_fn, *args)              vertex_fn(v, *args) for every local vertex
                                                     (or a list's); filters, counts
     vertex_values(part, vertex_fn, *args, at=lvids) out[i] = vertex_fn(lvids[i], *args)
@@ -42,7 +47,7 @@ import numpy as np
 from numba.core.errors import NumbaError
 
 from kernels_cpu import intrinsics
-from kernels_cpu.templates import EdgeSpan
+from kernels_cpu.templates import EdgeSpan, reduction
 
 from .errors import InputError
 
@@ -246,11 +251,14 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
 
 @functor_errors("edge_fn", "apply", "row_fn")
 def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=None, out=None,
-         reads=None, prefetch=None, span=EdgeSpan.ALL, skip=0):
+         reads=None, prefetch=None, span=EdgeSpan.ALL, skip=0, reduce="sum", dtype=np.float64):
     """Walk the edges (v, u, w) of rows v of `view` (for the "in" view: v's in-edges).
-    With `apply`: s = the sum over the row of edge_fn(v, u, w, *args) (float64), then
+    With `apply`: s = the total over the row of edge_fn(v, u, w, *args), then
     apply(v, s, *args), for every row, the rows of the list `rows` (`length` of them), or the
-    rows for which row_fn(v, *args) is true.
+    rows for which row_fn(v, *args) is true. The total is the `reduce` ("sum", "min" or "max")
+    of the values, each cast to `dtype` (float64, float32, int64 or int32), as `dtype`; a row
+    without edges (in its span) gets the reduction's identity: 0, the type's largest value
+    (+inf for floats) for min, its smallest (-inf) for max.
     Without: the rows for which row_fn(v, *args) is true walk their edges until edge_fn is true
     for one; such rows are appended to `out` (a Frontier's next queue or a list).
     `span` (an EdgeSpan) says which of a row's edges are walked: ALL, LOCAL (to local vertices)
@@ -260,6 +268,7 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
     more than once per row. `reads` tells streamed edges which rows are read (see
     DeviceView.row_segments)."""
     v, ops = _view(part, view), backend(part)
+    total = reduction(reduce, dtype)
     span = EdgeSpan(span)
     if span == EdgeSpan.LOCAL and not v.n_ghosts:
         span = EdgeSpan.ALL
@@ -269,7 +278,7 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
         qlen = rows.size if length is None else length
         for indptr, indices, weights, seg, n in (v.queue_segments(rows, qlen) if qlen else ()):
             ops.pull(edge_fn, indptr, indices, weights, 0, v.n_local, args, apply_fn=apply,
-                     queue=seg, qlen=n, span=span, limit=v.n_local, skip=skip)
+                     queue=seg, qlen=n, span=span, limit=v.n_local, skip=skip, total=total)
         return
     if apply is None and row_fn is None:
         raise ValueError("pull without apply needs row_fn, the rows that search")
@@ -278,7 +287,39 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
     for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
         ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
                  apply_fn=apply, out=lists[0] if lists else None, pf=pf, span=span,
-                 limit=v.n_local, skip=skip)
+                 limit=v.n_local, skip=skip, total=total)
+
+
+@functor_errors("common_fn", "apply", "edge_fn")
+def intersect(part, view, common_fn, *args, apply, edge_fn=None, rows=None, length=None,
+              reduce="sum", dtype=np.float64):
+    """Neighbour-list intersection (Ligra's and Gunrock's, for triangles and similarity): for
+    each local vertex u (or each of the list `rows`, `length` of them), each distinct
+    neighbour v of u in `view` for which edge_fn(u, v, *args) is true (default: every one),
+    and each common neighbour x of u and v (x in both rows, once): r = common_fn(u, v, x,
+    *args); then apply(u, total, *args), the total of u's r as pull's (`reduce`, `dtype`).
+    u, v and x are the partition's node ids: local ids, and n_local + slot for ghosts; a
+    ghost's neighbours that are neither local nor ghosts here cannot be common ones and are
+    left out. Self-loops count as neighbours (a functor skips x == u or v == u to leave
+    them out).
+    The rows come from `part.sorted_rows(view)`: every local vertex's row and every ghost
+    slot's, each ascending and without repeats, built once by the plan (a ghost's row read
+    from the graph) and kept on the device while the engine runs the algorithm; a view
+    object passed instead carries them as its `sorted_rows` (indptr, indices) and
+    `n_local`."""
+    if isinstance(view, str):
+        indptr, indices = part.sorted_rows(view)
+        n_local = part.n_local
+    else:
+        (indptr, indices), n_local = view.sorted_rows, view.n_local
+    total = reduction(reduce, dtype)
+    if rows is None:
+        first, end, queue = 0, n_local, None
+    else:
+        first, end, queue = 0, rows.size if length is None else length, rows
+    if end > first:
+        backend(part).intersect(common_fn, indptr, indices, first, end, args, apply,
+                                edge_fn=edge_fn, queue=queue, total=total)
 
 
 @functor_errors("vertex_fn")

@@ -48,7 +48,8 @@ class DeviceView:
     exceed the partition's budget). Weights are placed only for algorithms that read them.
     Kernels that walk edges take them per segment: `queue_segments`, `row_segments`."""
 
-    def __init__(self, part, view, weights=False):
+    def __init__(self, part, view, weights=False, name="out"):
+        self.name = name
         self.indptr = part.to_device(view.indptr, count=False)
         self.boundary_lvid = part.to_device(view.boundary_lvid, count=False)
         self.n_local = view.n_local
@@ -180,6 +181,16 @@ class DeviceView:
         gvid = np.concatenate([self._part.gvids, self.host.ghost_gvid]).astype(np.int64)
         return self._part.to_device(gvid, count=False)
 
+    @functools.cached_property
+    def sorted_rows(self):
+        """(indptr, indices) on the device: every local vertex's and every ghost slot's row of
+        this view, ascending and without repeats, in node ids (the plan's `sorted_rows`: what
+        the intersect operator merges). In device memory whatever the edges' budget."""
+        part = self._part
+        rows = part.plan.sorted_rows(self.name, part.pid)
+        part.graph_bytes += rows[0].nbytes + rows[1].nbytes
+        return part.to_device_all(*rows, count=False)
+
 
 class Partition:
     kind = "cpu"
@@ -219,9 +230,13 @@ class Partition:
         if name not in self.views:
             key = self.plan.canonical_view(name)
             if key not in self.views:
-                self.views[key] = DeviceView(self, self.plan.views(key)[self.pid], weights)
+                self.views[key] = DeviceView(self, self.plan.views(key)[self.pid], weights, key)
             self.views[name] = self.views[key]
         return self.views[name]
+
+    def sorted_rows(self, name):
+        """The view's `sorted_rows` (DeviceView), placed on first use."""
+        return self.view(name).sorted_rows
 
     def placed_views(self):
         """The DeviceViews placed so far, each once (view names that share a CSR share one)."""

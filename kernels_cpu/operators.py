@@ -1,15 +1,16 @@
 """The CPU backend of the operators (bsp/operators.py): Numba kernels with the functor compiled in.
 
 Each operator is a template, a `prange` loop written once here, whose functor calls name the
-globals `functor`, `row_fn` and `apply_fn` and pass the functor's arguments as the tuple `args`.
-`compiled` makes one kernel per functor with the shared machinery of kernels_cpu/templates.py: a
-copy of the template whose globals hold the functor (compiled by Numba, inlined where it is
-called) and the template's switches (WEIGHTED, RECORD, OUTPUTS, SPAN, PREFETCHING, constants
-Numba folds), compiled by `SpelledCompiler` (which spells `args` out into the functor's
-arguments), twice: in parallel and serially (small supersteps run on the calling thread: a
-parallel launch costs them more than their work, most when other work competes for the
-cores). The kernels are cached on disk under a name that carries a hash of the functor's code and
-of everything it calls, so an edited functor compiles anew.
+globals `functor`, `row_fn`, `apply_fn` and `edge_fn` and pass the functor's arguments as the
+tuple `args`. `compiled` makes one kernel per functor with the shared machinery of
+kernels_cpu/templates.py: a copy of the template whose globals hold the functor (compiled by
+Numba, inlined where it is called) and the template's switches (WEIGHTED, RECORD, OUTPUTS,
+SPAN, PREFETCHING, the row totals' REDUCTION, TOTAL type and IDENTITY: constants Numba folds),
+compiled by `SpelledCompiler` (which spells `args` out into the functor's arguments), twice: in
+parallel and serially (small supersteps run on the calling thread: a parallel launch costs them
+more than their work, most when other work competes for the cores). The kernels are cached on
+disk under a name that carries a hash of the functor's code and of everything it calls, so an
+edited functor compiles anew.
 
 Mappings:
 * advance over a queue: blocks of equal edge counts over the concatenated edge lists of the queue's
@@ -24,6 +25,8 @@ Mappings:
   among the hubs), each thread's in ascending order (Afforest's sampled links build shallower
   union-find trees in row order: docs/results/ab/cc_operators_2core.txt); a searching row
   stops at its first hit.
+* intersect: as the pull over selected rows, each row merging its sorted entries with the
+  sorted row of each entry in turn (rows of a list: one block each).
 * vertex maps: equal runs of vertices (or items of a list).
 A pull walks each row's edges of its span (templates.EdgeSpan, found by span_bounds) from the
 row's `skip`-th edge on.
@@ -41,7 +44,8 @@ from . import intrinsics
 from .atomics import PREFETCH, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, row_blocks)
-from .templates import EdgeSpan, SpelledCompiler, files_key, kernel_name, span_bounds, specialize
+from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
+                        next_common, reduced, span_bounds, specialize)
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
@@ -51,11 +55,14 @@ def functor(*args):
     raise NotImplementedError("a template's functor: compiled by `compiled`")
 
 
-row_fn = apply_fn = functor
+row_fn = apply_fn = edge_fn = functor
 edge_span = njit(nogil=True, inline="always")(span_bounds)
-WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = REDUCE = False
+reduce_into = njit(nogil=True, inline="always")(reduced)
+merge_step = njit(nogil=True, inline="always")(next_common)
+WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = REDUCE = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
+REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
 
 
 # -- templates ----------------------------------------------------------------------------------
@@ -107,7 +114,7 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
     nblocks = max(1, min(BLOCKS * 4, total // EDGES_PER_BLOCK))
     # per block, the partial sums of the rows it shares with its neighbours (at most two)
     split_v = np.full((nblocks, 2), -1, dtype=np.int64)
-    split_s = np.zeros((nblocks, 2), dtype=np.float64)
+    split_s = np.full((nblocks, 2), IDENTITY, dtype=TOTAL)
     for b in prange(nblocks):
         lo = start + total * b // nblocks
         hi = start + total * (b + 1) // nblocks
@@ -119,7 +126,7 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
         v = max(v, first)
         while lo < hi and v < end:
             stop = min(hi, indptr[v + 1])
-            s = 0.0
+            s = TOTAL(IDENTITY)
             e0, e1 = lo, stop
             if SPAN != EdgeSpan.ALL or skip:    # the part of the row's span in the block
                 e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
@@ -128,11 +135,12 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
                 if PREFETCHING and e + PREFETCH < (hi if SPAN == EdgeSpan.ALL else e1):
                     prefetch(pf, indices[e + PREFETCH])     # a block's rows are contiguous
                 if WEIGHTED:
-                    s += functor(v, indices[e], weights[e], args)
+                    x = functor(v, indices[e], weights[e], args)
                 else:
-                    s += functor(v, indices[e], 1.0, args)
+                    x = functor(v, indices[e], 1.0, args)
+                s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
             if lo == stop:              # a row without edges
-                apply_fn(v, 0.0, args)
+                apply_fn(v, TOTAL(IDENTITY), args)
             elif lo == indptr[v] and stop == indptr[v + 1]:
                 apply_fn(v, s, args)
             else:
@@ -143,12 +151,12 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
             v += 1
         if b == nblocks - 1:            # rows without edges after the last edge
             while v < end:
-                apply_fn(v, 0.0, args)
+                apply_fn(v, TOTAL(IDENTITY), args)
                 v += 1
-    # rows cut across blocks: their parts added in block order, then applied (in a prange: an
+    # rows cut across blocks: their parts reduced in block order, then applied (in a prange: an
     # inlined functor called outside one after a prange was miscompiled by Numba 0.68)
     cut_v = np.empty(2 * nblocks, dtype=np.int64)
-    cut_s = np.zeros(2 * nblocks, dtype=np.float64)
+    cut_s = np.full(2 * nblocks, IDENTITY, dtype=TOTAL)
     ncut = 0
     for c in range(nblocks):
         for j in range(2):
@@ -157,7 +165,7 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
                 if ncut == 0 or cut_v[ncut - 1] != row:
                     cut_v[ncut] = row
                     ncut += 1
-                cut_s[ncut - 1] += split_s[c, j]
+                cut_s[ncut - 1] = TOTAL(reduce_into(REDUCTION, cut_s[ncut - 1], split_s[c, j]))
     for i in prange(ncut):
         apply_fn(cut_v[i], cut_s[i], args)
 
@@ -165,20 +173,21 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
 def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, args):
     for i in prange(qlen):
         v = queue[i]
-        s = 0.0
+        s = TOTAL(IDENTITY)
         e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
         for e in range(e0, e1):
             if WEIGHTED:
-                s += functor(v, indices[e], weights[e], args)
+                x = functor(v, indices[e], weights[e], args)
             else:
-                s += functor(v, indices[e], 1.0, args)
+                x = functor(v, indices[e], 1.0, args)
+            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
         apply_fn(v, s, args)
 
 
 def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, threads, args):
     """The rows for which row_fn is true: searching (a row stops at its first hit, which lists
-    it) or, with REDUCE, the sum over the row then apply_fn. Thread t of `threads` takes blocks
-    t, t + threads, ..."""
+    it) or, with REDUCE, the row's total (REDUCTION) then apply_fn. Thread t of `threads` takes
+    blocks t, t + threads, ..."""
     blocks = row_blocks(indptr, end, BLOCKS, first)
     nblocks = blocks.size - 1
     lanes = max(1, min(threads, nblocks))
@@ -190,14 +199,14 @@ def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, thr
                 if not row_fn(v, args):
                     continue
                 e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
-                s = 0.0
+                s = TOTAL(IDENTITY)
                 for e in range(e0, e1):
                     if WEIGHTED:
                         r = functor(v, indices[e], weights[e], args)
                     else:
                         r = functor(v, indices[e], 1.0, args)
                     if REDUCE:
-                        s += r
+                        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(r)))
                     elif r:
                         if OUTPUTS > 0:
                             count = append(buf, count, v, out0, len0)
@@ -205,6 +214,33 @@ def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, thr
                 if REDUCE:
                     apply_fn(v, s, args)
         flush(buf, count, out0, len0)
+
+
+def intersect_rows(indptr, indices, first, end, queue, threads, args):
+    """For each row u (first..end-1, or with QUEUE the rows queue[first..end-1]) and each entry v
+    of its row (with FILTER, those edge_fn passes): the entries x common to rows u and v, found
+    by merging the two ascending rows; the row's total of functor(u, v, x) (REDUCTION), then
+    apply_fn(u, total). Blocks of rows with equal rows + edges (one row each for a list), dealt
+    to the threads in turn, as pull_rows."""
+    blocks = np.arange(first, end + 1) if QUEUE else row_blocks(indptr, end, BLOCKS, first)
+    nblocks = blocks.size - 1
+    lanes = max(1, min(threads, nblocks))
+    for lane in prange(lanes):
+        for b in range(lane, nblocks, lanes):
+            for k in range(blocks[b], blocks[b + 1]):
+                u = queue[k] if QUEUE else k
+                a0, a1 = indptr[u], indptr[u + 1]
+                s = TOTAL(IDENTITY)
+                for e in range(a0, a1):
+                    v = indices[e]
+                    if FILTER and not edge_fn(u, v, args):
+                        continue
+                    i, j = merge_step(indices, a0, a1, indptr[v], indptr[v + 1])
+                    while i < a1:
+                        x = indices[i]
+                        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
+                        i, j = merge_step(indices, i + 1, a1, j + 1, indptr[v + 1])
+                apply_fn(u, s, args)
 
 
 def vertex_map(n, queue, out0, len0, out1, len1, pf, pf2, args):
@@ -362,29 +398,42 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
-    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=SUM):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
+    `total`: the switches of a reducing form's row totals (templates.reduction)."""
     w = _dummy(np.float64) if weights is None else weights
     many = end - first >= SERIAL_ITEMS or indptr[end] - indptr[first] >= SERIAL_EDGES
     if apply_fn is not None and queue is not None:
         par, ser = compiled(pull_reduce_queue, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                            WEIGHTED=weights is not None, SPAN=span)
+                            WEIGHTED=weights is not None, SPAN=span, **total)
         many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
         (par if many else ser)(indptr, indices, w, queue, qlen, limit, skip, args)
     elif row_fn is None:
         par, ser = compiled(pull_reduce, {"functor": fn, "apply_fn": apply_fn}, len(args),
-                            WEIGHTED=weights is not None, PREFETCHING=pf is not None, SPAN=span)
+                            WEIGHTED=weights is not None, PREFETCHING=pf is not None, SPAN=span,
+                            **total)
         (par if many else ser)(indptr, indices, w, first, end, limit, skip,
                                _dummy(np.float64) if pf is None else pf, args)
     else:
-        fns = {"functor": fn, "row_fn": row_fn}
-        if apply_fn is not None:
-            fns["apply_fn"] = apply_fn
+        fns = functors(functor=fn, row_fn=row_fn, apply_fn=apply_fn)
         par, ser = compiled(pull_rows, fns, len(args), WEIGHTED=weights is not None,
-                            OUTPUTS=int(out is not None), REDUCE=apply_fn is not None, SPAN=span)
+                            OUTPUTS=int(out is not None), REDUCE=apply_fn is not None, SPAN=span,
+                            **total)
         out0, len0 = out if out is not None else (_dummy(), _dummy())
         (par if many else ser)(indptr, indices, w, first, end, limit, skip, out0, len0,
                                get_num_threads(), args)
+
+
+def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, queue=None,
+              total=SUM):
+    """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
+    fns = functors(functor=fn, apply_fn=apply_fn, edge_fn=edge_fn)
+    par, ser = compiled(intersect_rows, fns, len(args), QUEUE=queue is not None,
+                        FILTER=edge_fn is not None, **total)
+    rows = end - first if queue is not None else indptr[end] - indptr[first] + end - first
+    (par if rows >= SERIAL_ITEMS else ser)(indptr, indices, first, end,
+                                           _dummy() if queue is None else queue,
+                                           get_num_threads(), args)
 
 
 def map_vertices(fn, n, queue, outs, args, count=False, consume=None, pf=None):

@@ -34,6 +34,56 @@ class EdgeSpan(enum.IntEnum):
     GHOST = 2
 
 
+class Reduction(enum.IntEnum):
+    """How a reducing operator (pull with apply, intersect) combines the values of a row's
+    edges into the row's total, which starts at the reduction's identity (`identity`)."""
+    SUM = 0
+    MIN = 1
+    MAX = 2
+
+
+REDUCTIONS = {"sum": Reduction.SUM, "min": Reduction.MIN, "max": Reduction.MAX}
+TOTAL_DTYPES = (np.float64, np.float32, np.int64, np.int32)
+
+
+def reduction(reduce, dtype):
+    """The switches of a reducing template for `reduce` ("sum", "min", "max") into `dtype` (one
+    of TOTAL_DTYPES): REDUCTION (a Reduction), TOTAL (the NumPy scalar type of a row's total)
+    and IDENTITY (where a row's total starts); a ValueError for others."""
+    op = REDUCTIONS.get(reduce)
+    kind = np.dtype(dtype).type
+    if op is None or kind not in TOTAL_DTYPES:
+        raise ValueError(f"a row's total reduces by {', '.join(REDUCTIONS)} into "
+                         f"{', '.join(np.dtype(t).name for t in TOTAL_DTYPES)}, not "
+                         f"{reduce!r} into {np.dtype(dtype).name}")
+    floating = np.dtype(kind).kind == "f"
+    if op == Reduction.SUM:
+        identity = kind(0).item()
+    elif op == Reduction.MIN:
+        identity = np.inf if floating else int(np.iinfo(kind).max)
+    else:
+        identity = -np.inf if floating else int(np.iinfo(kind).min)
+    return {"REDUCTION": op, "TOTAL": kind, "IDENTITY": identity}
+
+
+SUM = reduction("sum", np.float64)      # the default: PageRank's sums
+
+
+def functors(**fns):
+    """The functors given to a template (None: absent), by the names of its globals."""
+    return {name: fn for name, fn in fns.items() if fn is not None}
+
+
+def reduced(op, total, x):
+    """A row's total with one more value `x`. Plain Python: each backend compiles it inline,
+    where `op` is a constant (the template's REDUCTION switch) and the test folds away."""
+    if op == Reduction.MIN:
+        return min(total, x)
+    if op == Reduction.MAX:
+        return max(total, x)
+    return total + x
+
+
 def span_bounds(indices, a, b, limit, span, skip):
     """(start, stop): the run of row [a, b)'s edges in `span` (targets below `limit` are local),
     without the row's first `skip` edges; empty when start >= stop. The end of the row's first
@@ -53,6 +103,20 @@ def span_bounds(indices, a, b, limit, span, skip):
         else:
             start = x
     return max(start, a + skip), stop
+
+
+def next_common(indices, i, a1, j, b1):
+    """(i, j): the first positions at or after i in [i, a1) and j in [j, b1), two ascending runs
+    of `indices`, that hold the same entry; i == a1 when none is left (a step of the merge that
+    intersects two rows). Plain Python: each backend compiles it inline."""
+    while i < a1 and j < b1:
+        if indices[i] < indices[j]:
+            i += 1
+        elif indices[j] < indices[i]:
+            j += 1
+        else:
+            return i, j
+    return a1, j
 
 
 def code_key(fn, seen=None):

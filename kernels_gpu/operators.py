@@ -10,8 +10,11 @@ Mappings:
   the device, kernels_gpu/frontier.py), a grid-stride loop runs over block-sized runs of them,
   thread 0 of a block finds the frontier items its run spans and each thread searches that short
   range for its edge; a hub's edges spread over as many threads as it has edges.
-* pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction in
-  double; rows a row_fn passes over leave at once (lane 0's verdict, so the warp stays whole).
+* pull, reducing: a warp per row, lanes striding over the row's span, a shuffle reduction of
+  the lanes' totals (REDUCTION, in the TOTAL type); rows a row_fn passes over leave at once
+  (lane 0's verdict, so the warp stays whole).
+* intersect: the reducing pull's warp per row (INTERSECT), each lane merging the row with the
+  row of one of its entries at a time.
 * pull, searching: a thread per row, stopping at the first hit.
 * a row's span of edges (templates.EdgeSpan): its bounds by binary search, in every lane.
 * vertex maps, values, inbox entries: a thread per item; bitmaps a thread per byte.
@@ -38,7 +41,8 @@ import numpy as np
 from pathlib import Path
 
 from kernels_cpu import intrinsics, templates
-from kernels_cpu.templates import EdgeSpan, files_key, kernel_name, leading, span_bounds, specialize
+from kernels_cpu.templates import (SUM, EdgeSpan, files_key, functors, kernel_name, leading,
+                                   next_common, reduced, span_bounds, specialize)
 
 from .intrinsics import SIMULATED, cuda, nonneg
 
@@ -60,10 +64,11 @@ def functor(*args):
     raise NotImplementedError("a template's functor: compiled by `Kernel`")
 
 
-row_fn = apply_fn = edge_span = functor
-WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = False
+row_fn = apply_fn = edge_fn = edge_span = reduce_into = merge_step = functor
+WEIGHTED = RECORD = QUEUE = COUNT = CONSUME = ROWS = GATHER = INTERSECT = FILTER = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
+REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
 
 
 def lb_find(offs, lo, hi, k):
@@ -163,7 +168,9 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
 
 def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
     """A warp per row (a thread simulated: no shuffles there): rows first..end-1, or (QUEUE) the
-    rows queue[first..end-1], or (ROWS) those of them row_fn selects; each its span's edges."""
+    rows queue[first..end-1], or (ROWS) those of them row_fn selects; each its span's edges.
+    With INTERSECT (intersect's rows, ascending; span ALL), each edge (v, t) (with FILTER,
+    those edge_fn passes) merges rows v and t: functor(v, t, x) for each entry x of both."""
     w = cuda.grid(1) // ROW_THREADS
     lane = cuda.threadIdx.x & (ROW_THREADS - 1)
     if w >= end - first:
@@ -176,18 +183,29 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
         if keep == 0:
             return
     e, stop = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
-    s = 0.0
+    s = TOTAL(IDENTITY)
     e = nonneg(e + lane)
     while e < stop:
-        if WEIGHTED:
-            s += functor(v, nonneg(indices[e]), weights[e], args)
+        t = nonneg(indices[e])
+        if INTERSECT:
+            if not FILTER or edge_fn(v, t, args):
+                a0, a1, b1 = nonneg(indptr[v]), indptr[v + 1], indptr[t + 1]
+                i, j = merge_step(indices, a0, a1, nonneg(indptr[t]), b1)
+                while i < a1:
+                    x = functor(v, t, nonneg(indices[nonneg(i)]), args)
+                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+                    i, j = merge_step(indices, i + 1, a1, j + 1, b1)
         else:
-            s += functor(v, nonneg(indices[e]), 1.0, args)
+            if WEIGHTED:
+                x = functor(v, t, weights[e], args)
+            else:
+                x = functor(v, t, 1.0, args)
+            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
         e += ROW_THREADS
     if not SIMULATED:
         o = 16
         while o > 0:
-            s += cuda.shfl_down_sync(FULL_MASK, s, o)
+            s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
             o >>= 1
     if lane == 0:
         apply_fn(v, s, args)
@@ -473,7 +491,8 @@ class Kernel:
 
     def __init__(self, template, fns, arity, switches):
         name = kernel_name(template, fns, switches, arity, _SOURCE_KEY)
-        bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds))
+        bindings = dict(switches, lb_find=device(lb_find), edge_span=device(span_bounds),
+                        reduce_into=device(reduced), merge_step=device(next_common))
         bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
         self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
@@ -584,16 +603,16 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
-         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0):
-    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on."""
+         queue=None, qlen=0, pf=None, span=EdgeSpan.ALL, limit=0, skip=0, total=SUM):
+    """`span` of each row's edges (targets below `limit` are local) from its `skip`-th on;
+    `total`: the switches of a reducing form's row totals (templates.reduction)."""
     p = _place()
     w = p.floats if weights is None else weights
     if apply_fn is not None:
-        fns = {"functor": fn, "apply_fn": apply_fn}
-        if row_fn is not None:
-            fns["row_fn"] = row_fn
+        fns = functors(functor=fn, apply_fn=apply_fn, row_fn=row_fn)
         k = compiled(pull_warp, fns, len(args), WEIGHTED=weights is not None,
-                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span)
+                     QUEUE=queue is not None, ROWS=row_fn is not None, SPAN=span,
+                     INTERSECT=False, FILTER=False, **total)
         if queue is not None:
             first, end = 0, qlen
         k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, w,
@@ -604,6 +623,18 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         out0, len0 = out if out is not None else (p.ints, p.ints)
         k(_blocks(end - first, p.block), p.block, indptr, indices, w, first, end, limit, skip,
           out0, len0, args)
+
+
+def intersect(fn, indptr, indices, first, end, args, apply_fn, edge_fn=None, queue=None,
+              total=SUM):
+    """Rows first..end-1 (or queue[first..end-1]) of the ascending rows (indptr, indices)."""
+    fns = functors(functor=fn, apply_fn=apply_fn, edge_fn=edge_fn)
+    k = compiled(pull_warp, fns, len(args), WEIGHTED=False, QUEUE=queue is not None,
+                 ROWS=False, SPAN=EdgeSpan.ALL, INTERSECT=True, FILTER=edge_fn is not None,
+                 **total)
+    p = _place()
+    k(_blocks((end - first) * ROW_THREADS, p.block), p.block, indptr, indices, p.floats,
+      p.ints if queue is None else queue, first, end, 0, 0, args)
 
 
 def gather_rows(indptr, src, rows, nrows, offsets, out):

@@ -17,16 +17,20 @@ from totem_py.backend import cuda_device_count
 from test_stream import streaming
 
 ROOT = Path(__file__).resolve().parents[1]
+# the real graphs (../shared/data beside the checkout, or beside the folder of worktrees)
+DATA = next((p for p in (Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data")),
+                         ROOT.parents[1] / "shared" / "data") if p.exists()), None)
 sys.path.insert(0, str(ROOT / "examples"))
 from kcore import KCore  # noqa: E402
 from khop import KHop  # noqa: E402
+from triangles import Triangles  # noqa: E402
 
 GRAPH = totem_py.generate("rmat:10", seed=2, undirected=True)
 
 
 def cases(graph):
     hub = int(np.argmax(graph.out_degree))
-    return [KHop(hub, 1), KHop(hub, 3), KCore(3), KCore(8)]
+    return [KHop(hub, 1), KHop(hub, 3), KCore(3), KCore(8), Triangles()]
 
 
 def check(graph, devices, configs, edges=None):
@@ -80,6 +84,63 @@ def test_example_scripts_verify(name, extra):
     assert "verified" in proc.stdout
 
 
+def networkx_triangles(graph):
+    import networkx as nx
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.n_vertices))
+    g.add_edges_from(zip(graph.edge_sources().tolist(), graph.indices.tolist()))
+    counts = nx.triangles(g)
+    return np.array([counts[v] for v in range(graph.n_vertices)])
+
+
+def toy_graphs():
+    """Empty, a triangle with a self-loop and a repeated edge, a 5-clique, a star, a chain, two
+    components (a square with a diagonal and a triangle)."""
+    def undirected(n, edges):
+        src, dst = np.array(edges, dtype=np.int64).reshape(-1, 2).T
+        return totem_py.Graph.from_edges(np.concatenate([src, dst]), np.concatenate([dst, src]),
+                                         n, directed=False)
+    clique = [(u, v) for u in range(5) for v in range(u + 1, 5)]
+    return {"empty": undirected(3, []),
+            "triangle": undirected(4, [(0, 1), (1, 2), (2, 0), (1, 1), (0, 1), (2, 3)]),
+            "clique": undirected(5, clique), "star": undirected(6, [(0, v) for v in range(1, 6)]),
+            "chain": undirected(5, [(0, 1), (1, 2), (2, 3), (3, 4)]),
+            "components": undirected(7, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2), (4, 5), (5, 6),
+                                         (6, 4)])}
+
+
+def test_triangles_match_networkx():
+    """Triangles through each vertex as networkx counts them, on toy graphs and on ca-GrQc
+    (48,260 triangles), partitioned HIGH, LOW, RAND with cpu shares 0.3 and 0.5, on CPU and
+    emulated GPU partitions; the --json total is a third of the sum."""
+    graphs = toy_graphs()
+    if DATA is not None:
+        graphs["ca-GrQc"] = totem_py.load(DATA / "ca-GrQc.txt.gz", undirected=True)
+    failures = []
+    for name, graph in graphs.items():
+        want = networkx_triangles(graph)
+        assert np.array_equal(Triangles().reference(graph), want), name
+        for device in ("cpu", "emulated"):
+            for strategy in ("HIGH", "LOW", "RAND"):
+                for share, gpus in ((0.3, 2), (0.5, 1)):
+                    got = totem_py.run(graph, Triangles(), partition=strategy, cpu_share=share,
+                                       gpus=gpus, device=device)
+                    if not np.array_equal(got.values, want) or \
+                            got.metrics["triangles"] != want.sum() // 3:
+                        failures.append(f"{name} {device} {strategy} {share} x{gpus}")
+    assert not failures, "\n".join(failures)
+
+
+def test_triangles_refuse_several_mpi_ranks():
+    """The ranks do not exchange their ghosts' rows: two ranks stop with one line saying so."""
+    from test_mpi import launch
+    proc = launch(2, "examples/triangles.py", "--graph", "rmat:8", "--undirected", "--device",
+                  "emulated", "--quiet")
+    assert proc.returncode == 2
+    assert "error: intersect needs the rows of other partitions' vertices, which MPI ranks do " \
+           "not exchange" in proc.stderr
+
+
 def test_kcore_refuses_a_directed_graph():
     proc = run_script("kcore", "--graph", "rmat:8", "--k", "3", "--device", "cpu")
     assert proc.returncode == 2
@@ -114,9 +175,9 @@ def test_examples_under_the_cuda_simulator():
     """The GPU operators run both examples' functors under numba-cuda's simulator."""
     pytest.importorskip("numba_cuda")
     code = ("import sys, numpy as np, totem_py; sys.path.insert(0, 'examples');"
-            "from khop import KHop; from kcore import KCore;"
+            "from khop import KHop; from kcore import KCore; from triangles import Triangles;"
             "g = totem_py.generate('rmat:7', seed=2, undirected=True);"
-            "bad = [a.name for a in (KHop(3, 2), KCore(3)) if not np.array_equal("
+            "bad = [a.name for a in (KHop(3, 2), KCore(3), Triangles()) if not np.array_equal("
             "totem_py.run(g, a, partition='RAND', cpu_share=0.3, gpus=2, device='simulated')"
             ".values, a.reference(g))]; print('differ:', bad); sys.exit(1 if bad else 0)")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")

@@ -18,14 +18,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bsp import (EdgeSpan, Frontier, advance, atomic_add, atomic_cas, atomic_max, atomic_min,
-                 atomic_or, bitmap, bitmap_bytes, device_function, pull, receive, vertex_map,
-                 vertex_values)
+from bsp import (EdgeSpan, Frontier, Message, Mode, Program, Vote, advance, atomic_add,
+                 atomic_cas, atomic_max, atomic_min, atomic_or, bitmap, bitmap_bytes,
+                 device_function, intersect, pull, receive, vertex_map, vertex_values)
 from kernels_cpu.intrinsics import test_bit as read_bit
 from kernels_cpu.templates import code_key
 from test_row_ranges import graph
 from totem_py.backend import cuda_device_count
-from twins import backend  # noqa: F401 (fixture)
+from twins import SIMULATED, backend  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -350,6 +350,258 @@ def test_pull_reduce_rows_without_edges_at_block_edges():
         assert np.array_equal(calls, inside.astype(float)), trial
         want = [x[indices[a:b]].sum() for a, b in zip(indptr[first:end], indptr[first + 1:end + 1])]
         assert np.array_equal(out[first:end], want) and np.isnan(out[~inside]).all()
+
+
+def value_of(v, u, w, x, out, calls, rowsel):
+    return x[u] * w
+
+
+def keep_total(v, total, x, out, calls, rowsel):
+    out[v] = total
+    atomic_add(calls, v, 1)
+
+
+def in_rowsel(v, x, out, calls, rowsel):
+    return rowsel[v] != 0
+
+
+REDUCE = {"sum": np.add, "min": np.minimum, "max": np.maximum}
+TOTALS = [np.float64, np.float32, np.int64, np.int32]
+
+
+def row_totals(indptr, values, reduce, dtype):
+    """NumPy's reduction of each row's values, each cast to `dtype` first; rows without edges
+    get the identity (0, the type's largest or smallest, +-inf for floats)."""
+    kind = np.dtype(dtype)
+    big = np.inf if kind.kind == "f" else np.iinfo(kind).max
+    small = -np.inf if kind.kind == "f" else np.iinfo(kind).min
+    identity = {"sum": 0, "min": big, "max": small}[reduce]
+    return np.array([REDUCE[reduce].reduce(values[a:b].astype(dtype), dtype=dtype) if b > a
+                     else identity for a, b in zip(indptr[:-1], indptr[1:])], dtype=dtype)
+
+
+@pytest.mark.parametrize("reduce", list(REDUCE))
+@pytest.mark.parametrize("dtype", TOTALS)
+def test_pull_reductions(backend, reduce, dtype):
+    """A reducing pull's row total by sum, min or max into the dtype asked, against NumPy: over
+    every row (hub rows cut across the CPU's blocks: their parts reduced in block order), over a
+    list of rows and over the rows a row_fn selects; rows without edges get the identity;
+    integer values (sums exact in any order), weights."""
+    n_local, n_ghosts, hub = (40, 5, 100) if backend.simulated else (3000, 40, 60_000)
+    indptr, indices = graph(n_local, n_ghosts, seed=9, hub=hub)
+    rng = np.random.default_rng(9)
+    x = rng.integers(-60, 60, n_local + n_ghosts).astype(dtype)
+    weights = rng.integers(1, 4, indices.size).astype(np.float64)
+    want = row_totals(indptr, x[indices] * weights, reduce, dtype)
+    rowsel = (rng.random(n_local) < 0.5).astype(np.int32)
+    listed = np.flatnonzero(rowsel).astype(np.int64)
+    part, view = backend.part(n_local), backend.view(indptr, indices, n_local, weights)
+    forms = {"every row": {}, "listed": {"rows": backend.put(listed)},
+             "selected": {"row_fn": in_rowsel}}
+    for form, extra in forms.items():
+        out = backend.put(np.zeros(n_local, dtype))
+        calls = backend.put(np.zeros(n_local))
+        pull(part, view, value_of, backend.put(x), out, calls, backend.put(rowsel),
+             apply=keep_total, reduce=reduce, dtype=dtype, **extra)
+        taken = np.ones(n_local, bool) if form == "every row" else rowsel != 0
+        got = backend.get(out)
+        assert got.dtype == dtype
+        assert np.array_equal(backend.get(calls), taken.astype(float)), form
+        assert np.array_equal(got[taken], want[taken]), form
+        assert not got[~taken].any(), form
+
+
+def test_pull_refuses_an_unknown_reduction():
+    part = SimpleNamespace(operator_package="kernels_cpu", xp=np, n_local=1)
+    view = SimpleNamespace(n_local=1, n_ghosts=0)
+    for reduce, dtype in (("prod", np.float64), ("min", np.int8)):
+        with pytest.raises(ValueError, match="reduces by sum, min, max"):
+            pull(part, view, value_of, apply=keep_total, reduce=reduce, dtype=dtype)
+
+
+# -- intersect ----------------------------------------------------------------------------------
+
+def ascending_rows(n_nodes, seed, hub=0):
+    """A random symmetric graph over n_nodes nodes as ascending rows without repeats, self-loops
+    included, node 2 joined to `hub` others."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n_nodes, 4 * n_nodes)
+    dst = rng.integers(0, n_nodes, src.size)
+    star = rng.choice(n_nodes, min(hub, n_nodes), replace=False)
+    src, dst = np.concatenate([src, np.full(star.size, 2)]), np.concatenate([dst, star])
+    pairs = np.unique(np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])]), axis=1)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(pairs[0], minlength=n_nodes))])
+    return indptr.astype(np.int64), pairs[1].astype(np.int32)
+
+
+def weigh_common(u, v, x, value, out, calls, skip):
+    return value[x] + v
+
+
+def keep_row(u, total, value, out, calls, skip):
+    out[u] = total
+    atomic_add(calls, u, 1)
+
+
+def not_skipped(u, v, value, out, calls, skip):
+    return skip[v] == 0
+
+
+@pytest.mark.parametrize("reduce,dtype", [("sum", np.int64), ("min", np.float64),
+                                          ("max", np.int32), ("sum", np.float32)])
+@pytest.mark.parametrize("filtered", [False, True])
+def test_intersect(backend, reduce, dtype, filtered):
+    """For each row u (every local row, or a list's) and each entry v of its row (those edge_fn
+    passes): common_fn(u, v, x) for each x in both rows, reduced per row into `dtype`; against
+    NumPy's set intersections. Rows of ghost nodes (>= n_local) are merged but never reduced;
+    a hub row (fewer under the simulator) and self-loops included."""
+    n_nodes, n_local, hub = (30, 24, 20) if backend.simulated else (700, 600, 500)
+    indptr, indices = ascending_rows(n_nodes, seed=4, hub=hub)
+    rng = np.random.default_rng(4)
+    value = rng.integers(-20, 20, n_nodes).astype(np.int64)
+    skip = (rng.random(n_nodes) < 0.3).astype(np.int32) if filtered else np.zeros(n_nodes, np.int32)
+    rows = [set(indices[indptr[u]:indptr[u + 1]].tolist()) for u in range(n_nodes)]
+    values, ptr = [], [0]
+    for u in range(n_local):
+        values += [value[x] + v for v in sorted(rows[u]) if not skip[v]
+                   for x in sorted(rows[u] & rows[v])]
+        ptr.append(len(values))
+    want = row_totals(np.array(ptr), np.array(values, np.int64), reduce, dtype)
+    view = SimpleNamespace(sorted_rows=(backend.put(indptr), backend.put(indices)),
+                           n_local=n_local)
+    listed = rng.permutation(n_local)[:n_local // 3].astype(np.int64)
+    for rows_given in (None, listed):
+        out, calls = backend.put(np.zeros(n_local, dtype)), backend.put(np.zeros(n_local))
+        intersect(backend.part(n_local), view, weigh_common, backend.put(value), out, calls,
+                  backend.put(skip), apply=keep_row, edge_fn=not_skipped if filtered else None,
+                  rows=None if rows_given is None else backend.put(rows_given),
+                  reduce=reduce, dtype=dtype)
+        taken = np.isin(np.arange(n_local), listed) if rows_given is not None else \
+            np.ones(n_local, bool)
+        got = backend.get(out)
+        assert np.array_equal(backend.get(calls), taken.astype(float))
+        assert np.array_equal(got[taken], want[taken])
+        assert not got[~taken].any()
+
+
+def test_sorted_rows_of_a_plan():
+    """A partition's rows for intersect: local rows and ghost rows, in node ids, ascending
+    without repeats, each the graph's row of that vertex restricted to the partition's nodes
+    (a graph with parallel edges and self-loops, three partitions)."""
+    from partitioners import partition
+    import totem_py
+    g = totem_py.generate("rmat:7", seed=3, undirected=True)
+    src = np.concatenate([g.edge_sources(), [5, 5, 9]])
+    dst = np.concatenate([g.indices, [5, 5, 2]])
+    g = totem_py.Graph.from_edges(np.concatenate([src, dst[-3:]]), np.concatenate([dst, src[-3:]]),
+                                  g.n_vertices, directed=False)
+    plan = partition(g, "RAND", 0.3, 2, seed=1)
+    for pid in range(plan.n_partitions):
+        view = plan.views("out")[pid]
+        gvid = np.concatenate([plan.gvids[pid], view.ghost_gvid]).astype(np.int64)
+        indptr, indices = plan.sorted_rows("out", pid)
+        assert indptr.size == gvid.size + 1
+        present = set(gvid.tolist())
+        for node, g_id in enumerate(gvid):
+            row = indices[indptr[node]:indptr[node + 1]]
+            assert np.all(np.diff(row) > 0)
+            graph_row = set(g.indices[g.indptr[g_id]:g.indptr[g_id + 1]].tolist())
+            assert set(gvid[row].tolist()) == graph_row & present, (pid, node)
+
+
+# -- a min reduction run end to end -------------------------------------------------------------
+
+LABEL = Message(np.int32, "min", np.iinfo(np.int32).max)
+ROUNDS = 3
+
+
+def seed_label(v, label, gvid, n):
+    label[v] = (gvid[v] * 7919) % n
+
+
+def neighbour_label(v, u, w, label, low):
+    return label[u]
+
+
+def lower(v, total, label, low):
+    low[v] = min(label[v], total)
+
+
+def take_lower(v, label, low):
+    label[v] = low[v]
+
+
+def label_of(v, label):
+    return label[v]
+
+
+class MinLabel(Program):
+    """ROUNDS rounds of label[v] = min(label[v], labels of v's in-neighbours), labels seeded
+    from global ids (node_gvid): a pull mode's min reduction into int32, with ghosts' labels
+    brought by the exchange."""
+    name = "min_label"
+    modes = (Mode("pull", "in", "pull", LABEL, state="label"),)
+
+    def init(self, part):
+        s = part.state
+        s.label = part.alloc(np.int32, LABEL.identity, ("in",))
+        s.low = part.empty(part.n_local, np.int32)
+        vertex_map(part, seed_label, s.label, part.view("in").node_gvid, part.n_vertices)
+
+    def gather(self, part, step, mode):
+        return vertex_values(part, label_of, part.state.label,
+                             at=part.views["in"].boundary_lvid, dtype=np.int32)
+
+    def compute(self, part, step, mode, box):
+        s = part.state
+        pull(part, "in", neighbour_label, s.label, s.low, apply=lower, reduce="min",
+             dtype=np.int32)
+        vertex_map(part, take_lower, s.label, s.low)
+
+    def vote(self, part, step):
+        return Vote(part.n_local if step + 1 < ROUNDS else 0)
+
+    def collect(self, parts, n_vertices):
+        from totem_py.algorithms.common import collect
+        return collect(parts, n_vertices, "label", np.int32, 0)
+
+
+def min_labels(g):
+    label = (np.arange(g.n_vertices, dtype=np.int64) * 7919 % g.n_vertices).astype(np.int32)
+    for _ in range(ROUNDS):
+        low = label.copy()
+        np.minimum.at(low, g.indices, label[g.edge_sources()])
+        label = low
+    return label
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulated"] + ["simulated"] * SIMULATED)
+def test_min_reduction_end_to_end(device):
+    """MinLabel on a directed graph (its in-edges) under HIGH, LOW and RAND, on a CPU partition
+    alone, hybrid and GPU partitions only, against NumPy."""
+    from bsp import Engine
+    from partitioners import partition
+    import totem_py
+    g = totem_py.generate("rmat:5" if device == "simulated" else "rmat:10", seed=4)
+    want = min_labels(g)
+    configs = [("RAND", 0.3, 2)] if device == "simulated" else \
+        [(s, share, gpus) for s in ("HIGH", "LOW", "RAND")
+         for share, gpus in ((1.0, 1), (0.5, 1), (0.0, 2))]
+    for strategy, share, gpus in configs:
+        got, _ = Engine(partition(g, strategy, share, gpus, seed=1), device).run(MinLabel())
+        assert np.array_equal(got, want), (strategy, share, gpus)
+
+
+def test_reductions_and_intersect_under_the_cuda_simulator():
+    """The tests above on the GPU backend under numba-cuda's simulator, in a process of its own
+    (tests/twins.py's `simulated` backend; the end-to-end run on the `simulated` device)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
+                           "no:cacheprovider", "tests/test_operators.py", "-k",
+                           "simulated and (reduction or intersect)"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "\n21 passed" in proc.stdout, proc.stdout[-2000:]
 
 
 def chosen(v, x, threshold, visits, rowsel):

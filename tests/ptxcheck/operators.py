@@ -35,8 +35,9 @@ def _both(name):
     return call
 
 
-advance, pull, map_vertices, map_values, map_inbox, map_bits = (
-    _both(n) for n in ("advance", "pull", "map_vertices", "map_values", "map_inbox", "map_bits"))
+advance, pull, intersect, map_vertices, map_values, map_inbox, map_bits = (
+    _both(n) for n in ("advance", "pull", "intersect", "map_vertices", "map_values", "map_inbox",
+                       "map_bits"))
 
 
 def gather_rows(*args):
