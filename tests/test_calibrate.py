@@ -21,7 +21,6 @@ from bsp.transfer_model import (COMPACTION, ENGINES, FILTER, ZEROCOPY, Profile, 
 from kernels_cpu.stream import stream_gather, stream_offsets
 from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError
-from twins import backend  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 

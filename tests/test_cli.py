@@ -1,30 +1,15 @@
 """The run command's contract: options, outputs, exit codes and one-line errors."""
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from totem_py.algorithms import bfs
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
-
-
-def run_cli(*args, module="totem_py.run"):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-
-
-def assert_usage_error(proc, *words):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+from tests.support import TEST_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli
 
 
 def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):

@@ -6,9 +6,7 @@ import ast
 import importlib
 import inspect
 import json
-import os
 import random
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -19,9 +17,9 @@ from totem_py import Graph
 from totem_py.algorithms import bc, bfs, sssp
 from totem_py.harness import default_source
 
-from test_cli import ROOT, assert_usage_error, run_cli
+from tests.support import ROOT, SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli
 
-DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data beside the checkout")
 
 

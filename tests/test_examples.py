@@ -14,7 +14,8 @@ import totem_py
 from bsp import EdgeOptions
 from totem_py.backend import cuda_device_count
 
-from test_stream import streaming
+from tests.support.mpi import launch
+from tests.support.stream import streaming
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -89,7 +90,6 @@ def test_kcore_refuses_a_directed_graph():
 def test_examples_under_mpi(tmp_path):
     """mpirun -n 2 runs the script on two ranks: the registry finds the example's class there;
     the result equals one process's."""
-    from test_mpi import launch
     for name, extra in (("khop", ["--k", "3", "--source", "5"]),
                         ("kcore", ["--k", "4", "--undirected"])):
         args = ["--graph", "rmat:9", "--device", "emulated", "--quiet", *extra]

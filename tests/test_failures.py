@@ -455,7 +455,7 @@ def test_deeply_nested_profile_names_the_file(tmp_path):
 
 
 def test_option_values_under_mpi_exit_2():
-    from test_mpi import _one_error_line, launch
+    from tests.support.mpi import launch, one_error_line as _one_error_line
     for args, words in ((("--threads", "-1"), "--threads must be at least 1"),
                         (("--gpus", "100000000"), "--gpus 100000000 is more than")):
         proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:6", *args, timeout=120)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from bsp.partition import EmulatedGpuPartition
-from test_engine import algorithms, check_matrix
-from toys import toy_graphs, with_random_weights
+from tests.support.matrix import algorithms, check_matrix
+from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["advance_lb", "bitmap", "pull_thread", "pull_warp", "scatter", "vertex_map",
@@ -91,7 +91,7 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
 
 def test_operators_on_the_simulated_gpu():
     """test_operators' edge spans (every pull form) and the cache load on the GPU backend under
-    numba-cuda's simulator, in a process of its own (tests/twins.py's `simulated` backend)."""
+    numba-cuda's simulator, in a process of its own (the `backend` fixture's `simulated`)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
                            "no:cacheprovider", "tests/test_operators.py", "-k",

@@ -18,10 +18,10 @@ from totem_py.errors import InputError
 from totem_py.graph import Graph
 from totem_py.harness import run
 
-from test_cli import assert_usage_error, run_cli
-from test_engine import TOYS, check_matrix
-from test_stream import TRANSFERS, streaming
-from toys import with_random_weights
+from tests.support.cli import assert_usage_error, run_cli
+from tests.support.matrix import TOYS, check_matrix
+from tests.support.stream import TRANSFERS, streaming
+from tests.support.toys import with_random_weights
 
 
 def naive_order(graph, members, hub_sort):

@@ -21,9 +21,10 @@ from totem_py.errors import InputError
 from totem_py.generators import generate
 from totem_py.io import load, save_npz
 
+from tests.support import SHARED_DATA
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # The tiny graph of tests/data: undirected edges (u, v, weight) stored in both directions,
 # a self-loop on 5, vertex 4 isolated; 6 vertices, 11 directed edges.

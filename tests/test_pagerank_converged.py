@@ -9,7 +9,6 @@ networkx's graph is a MultiDiGraph where the graph has parallel edges (networkx 
 as the engine and the reference count each), else a DiGraph (the same, built faster); every
 vertex is in it, those in no edge too."""
 
-import os
 from pathlib import Path
 
 import networkx as nx
@@ -24,10 +23,10 @@ from totem_py import Graph
 from totem_py.algorithms import PageRank, pagerank
 from totem_py.errors import VerificationError
 
-from test_cli import assert_usage_error, run_cli
-from toys import toy_graphs
+from tests.support import SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli
+from tests.support.toys import toy_graphs
 
-DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REAL = ("wiki-Vote.txt.gz", "email-Enron.txt.gz", "web-NotreDame.txt.gz")
 LARGE = "web-NotreDame.txt.gz"  # networkx takes 3 s a tolerance there: at 1e-6 only
 PLANS = [(s, share) for s in ("HIGH", "LOW", "RAND") for share in (1.0, 0.5, 0.25)]

@@ -17,7 +17,9 @@ import pytest
 
 from totem_py.algorithms import ALGORITHMS
 
-from test_cli import ROOT, assert_usage_error, run_cli
+from tests.support import ROOT, SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli
+from tests.support.mpi import launch
 
 LIBRARY = ("bsp", "kernels_cpu", "kernels_gpu", "partitioners", "totem_py")
 # hits that are no algorithm's: (file, name) -> how many, and why
@@ -157,7 +159,6 @@ def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path)
     """The user's file, named on the command line: verified on the CPU, on the emulated GPU
     partition with another cpu share, with --relabel (the same values under the original ids),
     and on two MPI ranks (the same values as one process)."""
-    from test_mpi import launch
     common = ("--graph", isolated, "--algorithm", f"{user_file}:near", "--k", "2", "--source",
               "3", "--verify")
     plain, m = run_json(tmp_path, *common, "--device", "cpu", name="cpu")
@@ -180,7 +181,6 @@ def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path)
     assert np.array_equal(np.load(tmp_path / "two.npy"), one)
 
 
-DATA = Path(__import__("os").environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
 WIKI = DATA / "wiki-Vote.txt.gz"        # 8298 ids, 1183 of them in no edge
 BUILT_IN = sorted(name for name, cls in ALGORITHMS.items()
                   if cls.__module__.startswith("totem_py.algorithms."))

@@ -13,7 +13,7 @@ import pytest
 from totem_py import generate, io, store
 from totem_py.graph import Graph
 
-from toys import toy_graphs, with_random_weights
+from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 
