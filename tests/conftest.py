@@ -15,6 +15,21 @@ os.environ.setdefault("TOTEM_COMPILE_AHEAD", "0")
 
 from tests.support.twins import ON_GPU, SIMULATED, Twins  # noqa: E402
 
+# modules whose tests all run scripts in processes of their own, marked here (their files are
+# the experiments' own)
+SLOW_MODULES = ("test_experiments.py",)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """An extended test is slow too, so `-m "not slow"` leaves it out; so are the tests of
+    SLOW_MODULES. (tryfirst: before `-m` selects.)"""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            continue
+        if item.get_closest_marker("extended") or item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=ON_GPU)])
 def twins(request):

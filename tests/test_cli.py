@@ -12,6 +12,7 @@ from tests.support import TEST_DATA as DATA
 from tests.support.cli import assert_usage_error, run_cli
 
 
+@pytest.mark.slow
 def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     out = tmp_path / "m.json"
     proc = run_cli("--json", out, "--verify")
@@ -23,6 +24,7 @@ def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     assert "MTEPS" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc", "pagerank_delta"])
 def test_output_and_json(tmp_path, algorithm):
     out, js = tmp_path / "r.npy", tmp_path / "m.json"
@@ -50,6 +52,7 @@ def test_output_and_json(tmp_path, algorithm):
     assert values.shape == (g.n_vertices,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--graph", "tests/data/missing.txt"], ["missing.txt"]),
     (["--graph", "tests/data/tiny.txt", "--source", "999"], ["--source", "999"]),
@@ -67,6 +70,7 @@ def test_bad_usage_exits_2_with_one_line(args, words):
     assert_usage_error(run_cli(*args), *words)
 
 
+@pytest.mark.slow
 def test_auto_share_fits_the_gpu_budget(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--cpu-share", "auto", "--gpu-memory", "256K",
@@ -113,6 +117,7 @@ def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
     assert gpu_budget("emulated", None) is None
 
 
+@pytest.mark.slow
 def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
@@ -122,6 +127,7 @@ def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     assert all(p["on_gpu_bytes"] == 0 and p["on_host_bytes"] > 0 for p in gpu)
 
 
+@pytest.mark.slow
 def test_negative_weights_for_sssp(tmp_path):
     f = tmp_path / "neg.wel"
     f.write_text("0 1 2.0\n1 2 -1.5\n")
@@ -129,6 +135,7 @@ def test_negative_weights_for_sssp(tmp_path):
                        "neg.wel", "non-negative")
 
 
+@pytest.mark.slow
 def test_device_gpu_without_a_gpu_is_a_usage_error():
     from totem_py.backend import cuda_device_count
     if cuda_device_count():
@@ -154,6 +161,7 @@ def test_api_run_survives_importing_the_cli_module():
     assert list(r.values) == [0, 0, 0, 0, 4, 0]
 
 
+@pytest.mark.slow
 def test_nothing_half_written_on_bad_input(tmp_path):
     out = tmp_path / "r.npy"
     proc = run_cli("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
@@ -161,6 +169,7 @@ def test_nothing_half_written_on_bad_input(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_forced_transfer_engine_streams(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--transfer", "filter", "--gpu-memory", "64K",
@@ -173,6 +182,7 @@ def test_forced_transfer_engine_streams(tmp_path):
     assert_usage_error(proc, "--transfer")
 
 
+@pytest.mark.slow
 def test_gpu_cache_option(tmp_path):
     """--gpu-cache takes part of --gpu-memory for the cache of hot streamed rows (BC reads each
     reached row twice, forward and backward: the cache serves some of them); bad sizes are
@@ -192,6 +202,7 @@ def test_gpu_cache_option(tmp_path):
         assert_usage_error(proc, "--gpu-cache", words)
 
 
+@pytest.mark.slow
 def test_version_and_defaults_in_help():
     from totem_py import __version__
     proc = run_cli("--version")

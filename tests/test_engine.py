@@ -29,10 +29,19 @@ def test_toy_graphs(name, strategy):
     check_matrix(with_random_weights(TOYS[name], seed=3), strategy)
 
 
+# the real graphs of a million edges or of thousands of supersteps, whose kinds the others have
+# (web and social graphs: email-Enron, wiki-Vote; road networks: rome99), in the extended tier
+LARGE_REAL = ("road-luxembourg-osm.mtx.gz", "road-usroads.mtx.gz", "soc-Slashdot0902.txt.gz",
+              "web-NotreDame.txt.gz")
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL, reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("strategy", [s if s == "HIGH" else pytest.param(s, marks=pytest.mark.slow)
+@pytest.mark.parametrize("strategy", [s if s == "HIGH" else
+                                      pytest.param(s, marks=pytest.mark.extended)
                                       for s in STRATEGIES])
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.extended) if n in LARGE_REAL
+                                  else n for n in REAL])
 def test_real_graphs(name, strategy):
     check_matrix(real_graph(name), strategy, thin=True)
 

@@ -72,6 +72,7 @@ def run_script(name, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, extra", [("khop", ["--k", "2", "--source", "5"]),
                                          ("kcore", ["--k", "4", "--undirected"])])
 def test_example_scripts_verify(name, extra):
@@ -81,24 +82,27 @@ def test_example_scripts_verify(name, extra):
     assert "verified" in proc.stdout
 
 
+@pytest.mark.slow
 def test_kcore_refuses_a_directed_graph():
     proc = run_script("kcore", "--graph", "rmat:8", "--k", "3", "--device", "cpu")
     assert proc.returncode == 2
     assert "undirected" in proc.stderr
 
 
-def test_examples_under_mpi(tmp_path):
+@pytest.mark.slow
+@pytest.mark.parametrize("name, extra", [
+    ("khop", ["--k", "3", "--source", "5"]),
+    pytest.param("kcore", ["--k", "4", "--undirected"], marks=pytest.mark.extended)])
+def test_examples_under_mpi(name, extra, tmp_path):
     """mpirun -n 2 runs the script on two ranks: the registry finds the example's class there;
     the result equals one process's."""
-    for name, extra in (("khop", ["--k", "3", "--source", "5"]),
-                        ("kcore", ["--k", "4", "--undirected"])):
-        args = ["--graph", "rmat:9", "--device", "emulated", "--quiet", *extra]
-        one, two = tmp_path / f"{name}1.npy", tmp_path / f"{name}2.npy"
-        proc = run_script(name, *args, "--output", str(one))
-        assert proc.returncode == 0, proc.stderr
-        proc = launch(2, f"examples/{name}.py", *args, "--output", two)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        assert np.array_equal(np.load(one), np.load(two)), name
+    args = ["--graph", "rmat:9", "--device", "emulated", "--quiet", *extra]
+    one, two = tmp_path / f"{name}1.npy", tmp_path / f"{name}2.npy"
+    proc = run_script(name, *args, "--output", str(one))
+    assert proc.returncode == 0, proc.stderr
+    proc = launch(2, f"examples/{name}.py", *args, "--output", two)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert np.array_equal(np.load(one), np.load(two)), name
 
 
 @pytest.mark.gpu
@@ -110,6 +114,7 @@ def test_examples_on_gpu():
               edges=dict(streaming(GRAPH), transfer=transfer))
 
 
+@pytest.mark.slow
 def test_examples_under_the_cuda_simulator():
     """The GPU operators run both examples' functors under numba-cuda's simulator."""
     pytest.importorskip("numba_cuda")

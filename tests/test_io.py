@@ -318,6 +318,7 @@ def _convert(*args):
                           cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_convert_round_trip(tmp_path):
     out = tmp_path / "tiny.npz"
     res = _convert(DATA / "tiny.gr", out, "--undirected")
@@ -326,6 +327,7 @@ def test_convert_round_trip(tmp_path):
     assert not g.directed and edges_of(g) == sorted(TINY * 2)
 
 
+@pytest.mark.slow
 def test_convert_bad_input(tmp_path):
     bad = write(tmp_path, "bad.txt", "0 1\n2 x\n")
     out = tmp_path / "out.npz"

@@ -719,6 +719,7 @@ for package in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow
 def test_device_functions_compile_for_the_cpu_then_the_gpu(tmp_path):
     """One process compiling a functor with device functions for the CPU first (nothing cached:
     a hybrid engine whose CPU partition computes first, a CPU run before a GPU run), then for
@@ -785,6 +786,7 @@ print(vertex_values(part, value, np.arange(3.0), at=np.arange(3), out=np.zeros(3
 """
 
 
+@pytest.mark.slow
 def test_an_edited_functor_compiles_anew(tmp_path):
     """The CPU kernels are cached on disk: after the functor's file changes, the next process
     runs the new code, not the cached kernel of the old."""

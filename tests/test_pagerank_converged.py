@@ -104,6 +104,7 @@ def test_weighted_toys_equal_networkx(name):
         assert diff <= 1e-6 * want.min()
 
 
+@pytest.mark.slow
 def test_command_line_weighs_by_the_files_weights(tmp_path):
     """`--tol` on a weighted file gives nx.pagerank(G) (which weighs by "weight"), verified;
     `--unweighted` gives nx.pagerank(G, weight=None); TOTEM's form weighs too."""
@@ -144,9 +145,10 @@ def real(name):
     return _networkx[name]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == LARGE else n
-                                  for n in REAL])
+@pytest.mark.parametrize("name", [n if n == "wiki-Vote.txt.gz" else
+                                  pytest.param(n, marks=pytest.mark.extended) for n in REAL])
 def test_real_graphs_equal_networkx(name):
     g, want = real(name)
     assert g.directed
@@ -237,6 +239,7 @@ def test_python_api_defaults():
         PageRank(tol=0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the checkout")
 def test_command_line_on_wiki_vote(tmp_path):
     g, want = real("wiki-Vote.txt.gz")
@@ -252,6 +255,7 @@ def test_command_line_on_wiki_vote(tmp_path):
     assert proc.returncode == 0 and "did not converge" in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--algorithm", "pagerank", "--tol", "0"], ["--tol", "positive"]),
     (["--algorithm", "pagerank", "--tol", "inf"], ["--tol", "positive"]),

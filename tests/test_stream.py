@@ -23,11 +23,11 @@ from totem_py.harness import default_source, run
 
 from tests.support.matrix import STRATEGIES, TOYS, check_matrix
 from tests.support.stream import (TRANSFERS, cache_bytes, cached_streaming, check_sorted_mapped,
-                                  check_sorted_segments, streaming)
+                                  check_sorted_segments, one_of_each, streaming)
 from tests.support.toys import with_random_weights
 
-@pytest.mark.parametrize("transfer", TRANSFERS)
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer, strategy", one_of_each(TRANSFERS, STRATEGIES))
 def test_every_engine_matches_the_references(transfer, strategy):
     for name in ("rmat10u", "rmat10"):
         g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)
@@ -333,8 +333,8 @@ def test_weights_narrow_to_float32_only_when_exact():
 
 # -- the GPU cache of hot rows ------------------------------------------------------------------
 
-@pytest.mark.parametrize("transfer", TRANSFERS)
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer, strategy", one_of_each(TRANSFERS, STRATEGIES))
 def test_every_engine_matches_the_references_with_the_cache(transfer, strategy, often):
     for name in ("rmat10u", "rmat10"):
         g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)

@@ -85,3 +85,12 @@ def check_sorted_segments(transfer, monkeypatch, device):
         check_matrix(g, "HIGH", devices=(device,), shares=(0.0, 0.5), gpus_list=(1,),
                      edges=EdgeOptions(transfer, **streaming(g)))
     assert len(seen) > 10 and all(seen)
+
+
+def one_of_each(firsts, seconds):
+    """Parameters (first, second) of every pair of `firsts` x `seconds`: the pairs that take each
+    of `firsts` once and each of `seconds` at least once (first i with second i, round the
+    seconds) in the default run, the others in the extended tier (pytest -m extended)."""
+    import pytest
+    return [(a, b) if j == i % len(seconds) else pytest.param(a, b, marks=pytest.mark.extended)
+            for i, a in enumerate(firsts) for j, b in enumerate(seconds)]
