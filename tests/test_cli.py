@@ -9,7 +9,7 @@ import pytest
 from totem_py.algorithms import bfs
 
 from tests.support import TEST_DATA as DATA
-from tests.support.cli import assert_usage_error, run_cli
+from tests.support.cli import assert_usage_error, run_cli, run_here
 
 
 @pytest.mark.slow
@@ -52,7 +52,6 @@ def test_output_and_json(tmp_path, algorithm):
     assert values.shape == (g.n_vertices,)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--graph", "tests/data/missing.txt"], ["missing.txt"]),
     (["--graph", "tests/data/tiny.txt", "--source", "999"], ["--source", "999"]),
@@ -67,7 +66,7 @@ def test_output_and_json(tmp_path, algorithm):
     (["--graph", "tests/data/tiny.txt", "--gpu-memory", "16"], ["--gpu-memory", "bytes"]),
 ])
 def test_bad_usage_exits_2_with_one_line(args, words):
-    assert_usage_error(run_cli(*args), *words)
+    assert_usage_error(run_here(*args), *words)
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from totem_py.algorithms import bc, bfs, sssp
 from totem_py.harness import default_source
 
 from tests.support import ROOT, SHARED_DATA as DATA
-from tests.support.cli import assert_usage_error, run_cli
+from tests.support.cli import assert_usage_error, run_cli, run_here
 
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data beside the checkout")
 
@@ -88,7 +88,6 @@ def test_bc_sources_k_and_list(tmp_path):
     assert everyone["sources"] == list(range(256))
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (("--algorithm", "bc", "--sources", "x"), ("--sources", "'x'")),
     (("--algorithm", "bc", "--sources", "3,3"), ("--sources", "twice")),
@@ -99,7 +98,7 @@ def test_bc_sources_k_and_list(tmp_path):
     (("--algorithm", "pagerank", "--normalized"), ("--normalized", "pagerank")),
 ])
 def test_bad_bc_options_exit_2(args, words):
-    assert_usage_error(run_cli("--graph", "rmat:8", *args), *words)
+    assert_usage_error(run_here("--graph", "rmat:8", *args), *words)
 
 
 @pytest.mark.slow

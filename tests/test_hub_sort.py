@@ -18,7 +18,7 @@ from totem_py.errors import InputError
 from totem_py.graph import Graph
 from totem_py.harness import run
 
-from tests.support.cli import assert_usage_error, run_cli
+from tests.support.cli import assert_usage_error, run_cli, run_here
 from tests.support.matrix import TOYS, check_matrix
 from tests.support.stream import TRANSFERS, one_of_each, streaming
 from tests.support.toys import with_random_weights
@@ -237,7 +237,6 @@ def test_cli_hub_sort_streamed(tmp_path, hub_sort):
     assert m["transfer"]["chunks"] > m["transfer"]["resident_chunks"] > 0
 
 
-@pytest.mark.slow
 def test_cli_bad_hub_sort_exits_2():
-    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", "--hub-sort", "sideways"),
+    assert_usage_error(run_here("--graph", "tests/data/tiny.txt", "--hub-sort", "sideways"),
                        "--hub-sort", "sideways", "hytgraph")

@@ -24,7 +24,7 @@ from totem_py.algorithms import PageRank, pagerank
 from totem_py.errors import VerificationError
 
 from tests.support import SHARED_DATA as DATA
-from tests.support.cli import assert_usage_error, run_cli
+from tests.support.cli import assert_usage_error, run_cli, run_here
 from tests.support.toys import toy_graphs
 
 REAL = ("wiki-Vote.txt.gz", "email-Enron.txt.gz", "web-NotreDame.txt.gz")
@@ -255,7 +255,6 @@ def test_command_line_on_wiki_vote(tmp_path):
     assert proc.returncode == 0 and "did not converge" in proc.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--algorithm", "pagerank", "--tol", "0"], ["--tol", "positive"]),
     (["--algorithm", "pagerank", "--tol", "inf"], ["--tol", "positive"]),
@@ -268,4 +267,4 @@ def test_command_line_on_wiki_vote(tmp_path):
     (["--algorithm", "pagerank_delta", "--tolerance", "-0.01"], ["--tolerance", "positive"]),
 ])
 def test_bad_tol_options_exit_2(args, words):
-    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", *args), *words)
+    assert_usage_error(run_here("--graph", "tests/data/tiny.txt", *args), *words)
