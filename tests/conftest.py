@@ -37,11 +37,12 @@ def twins(request):
     return Twins(request.param)
 
 
-@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)]
-                + ["simulated"] * SIMULATED)
+@pytest.fixture(params=["cpu", pytest.param("ptxcheck", marks=pytest.mark.slow),
+                        pytest.param("gpu", marks=ON_GPU)] + ["simulated"] * SIMULATED)
 def backend(request):
     """The operators' backends: the CPU's, the GPU's compiled to PTX and computed by the CPU's
-    (tests/ptxcheck), the GPU's on a device, and under numba-cuda's simulator."""
+    (tests/ptxcheck: NVVM compiles every functor, so slow), the GPU's on a device, and under
+    numba-cuda's simulator."""
     operators = {"ptxcheck": "tests.ptxcheck", "simulated": "kernels_gpu"}.get(request.param)
     return Twins("gpu" if request.param == "gpu" else "cpu", operators)
 

@@ -192,6 +192,7 @@ def test_pagerank_split_rounds(device):
     assert r.metrics["supersteps"] == ITERATIONS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_memory_per_superstep_stays_bounded(device, monkeypatch):
     """A run keeps one record per superstep for the first KEPT only, the rest summed per mode,
@@ -276,6 +277,7 @@ def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
         assert [p.edges_resident for p in engine.parts] == [want, want], edges
 
 
+@pytest.mark.slow
 def test_sssp_buckets_double_while_the_far_lists_shrink():
     """SSSP's next bucket once the near lists are empty: the bucket holding the smallest far
     distance, twice as wide as the last while the far lists shrink, delta again when they
