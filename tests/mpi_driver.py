@@ -9,12 +9,11 @@ generated R-MAT graph (each rank generating its edges), for every HIGH/LOW/RAND 
 partitions per rank), and HIGH at two of those with each other local order (`hub_sort` hytgraph
 and off): each rank checks that the plan it built with the others equals its part of the
 one-process `partition(graph, ..., ranks=R)`, array for array and view for view; then every
-algorithm of tests/test_engine.py's matrix runs and rank 0 checks the gathered result with the
-algorithm's verifier: at one and two ranks on one of the devices (cpu, emulated) per
+algorithm of the matrix (tests/support/matrix.py) runs and rank 0 checks the gathered result
+with the algorithm's verifier: at one and two ranks on one of the devices (cpu, emulated) per
 (graph, plan), taking turns; at four ranks on every fourth (graph, plan), taking turns
 (the exchange between ranks is the same for both devices, and every plan is still compared;
-the 4-rank runs are the suite's slowest part on 2 cores with other work beside: 14 s alone, 26 s
-beside one CPU-bound process).
+four ranks share a small machine's cores).
 
 `acceptance` (what `python -m experiments.mpi_check` checks, in one launch): generated graphs and
 real graphs from ../shared/data converted to .tcsr, every registered built-in algorithm on a
@@ -39,7 +38,6 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
 from bsp import Engine  # noqa: E402
 from bsp.mpi import guarded, world  # noqa: E402
@@ -50,8 +48,8 @@ from totem_py.generators import Generator  # noqa: E402
 from totem_py.harness import default_source as one_source, engine_source, make_algorithm, run  # noqa: E402
 from totem_py.graph import Graph  # noqa: E402
 
-from test_engine import BUILT_IN, algorithms, mismatch  # noqa: E402
-from toys import toy_graphs, with_random_weights  # noqa: E402
+from tests.support.matrix import BUILT_IN, algorithms, mismatch  # noqa: E402
+from tests.support.toys import toy_graphs, with_random_weights  # noqa: E402
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 CONFIGS = ((1.0, 1), (0.5, 1), (0.3, 2), (0.0, 1))     # (cpu share, GPU partitions per rank)

@@ -25,14 +25,13 @@ import time
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
 
 from bsp import Engine  # noqa: E402
 from partitioners import partition  # noqa: E402
 from totem_py.harness import default_source  # noqa: E402
 
-from test_engine import algorithms, mismatch  # noqa: E402
-from toys import rmat_small, toy_graphs, with_random_weights  # noqa: E402
+from tests.support.matrix import algorithms, mismatch  # noqa: E402
+from tests.support.toys import rmat_small, toy_graphs, with_random_weights  # noqa: E402
 
 CONFIGS = ((0.0, 2), (0.5, 1))      # (cpu share, GPU partitions)
 TOLERANCE = 1e-3

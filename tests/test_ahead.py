@@ -53,6 +53,7 @@ def test_start_refuses_where_nothing_is_gained(monkeypatch):
     assert ahead.start("bfs", "gpu") is None
 
 
+@pytest.mark.slow
 def test_the_second_process_fills_an_empty_cache(tmp_path):
     """`python -m totem_py.ahead JOB` on an empty cache (about 15 s here): it exits 0, and a new
     process then finds the cache warm and BFS's advance kernel, serial and parallel, in it."""

@@ -21,7 +21,6 @@ from bsp.transfer_model import (COMPACTION, ENGINES, FILTER, ZEROCOPY, Profile, 
 from kernels_cpu.stream import stream_gather, stream_offsets
 from totem_py.backend import cuda_device_count
 from totem_py.errors import InputError
-from twins import backend  # noqa: F401 (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -323,6 +322,7 @@ def one_line_error(proc, *words):
         assert w in lines[0], lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cuda_device_count() > 0, reason="this machine has a CUDA device")
 def test_calibrate_without_a_gpu_is_a_one_line_error(tmp_path):
     out = tmp_path / "p.json"
@@ -331,12 +331,14 @@ def test_calibrate_without_a_gpu_is_a_one_line_error(tmp_path):
     assert proc.stdout == "" and not out.exists()
 
 
+@pytest.mark.slow
 def test_calibrate_usage_errors(tmp_path):
     one_line_error(calibrate("--bogus"), "--bogus")
     one_line_error(calibrate("--output", tmp_path, "--cpu-only"), str(tmp_path), "directory")
     one_line_error(calibrate("--device-id", "x"), "--device-id")
 
 
+@pytest.mark.slow
 def test_calibrate_cpu_only_writes_a_loadable_profile(tmp_path):
     out = tmp_path / "p.json"
     proc = calibrate("--cpu-only", "--quick", "--output", out)
@@ -352,6 +354,7 @@ def test_calibrate_cpu_only_writes_a_loadable_profile(tmp_path):
     assert calibrate("--cpu-only", "--quick", "--quiet", "--output", out).stdout == ""
 
 
+@pytest.mark.slow
 def test_importing_never_needs_cupy():
     code = ("import sys, bsp.transfer_model, totem_py.calibrate, kernels_cpu.stream; "
             "assert 'cupy' not in sys.modules")
@@ -380,6 +383,7 @@ def test_kernel_calls(backend):
     assert np.allclose(backend.get(residual), 1e-12 * in_degree, rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.gpu
 @pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")
 def test_calibrate_on_the_gpu(tmp_path):

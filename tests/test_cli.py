@@ -1,32 +1,18 @@
 """The run command's contract: options, outputs, exit codes and one-line errors."""
 
 import json
-import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from totem_py.algorithms import bfs
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
+from tests.support import TEST_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli, run_here
 
 
-def run_cli(*args, module="totem_py.run"):
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-
-
-def assert_usage_error(proc, *words):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-
-
+@pytest.mark.slow
 def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     out = tmp_path / "m.json"
     proc = run_cli("--json", out, "--verify")
@@ -38,6 +24,7 @@ def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     assert "MTEPS" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ["bfs", "sssp", "pagerank", "cc", "bc", "pagerank_delta"])
 def test_output_and_json(tmp_path, algorithm):
     out, js = tmp_path / "r.npy", tmp_path / "m.json"
@@ -79,9 +66,10 @@ def test_output_and_json(tmp_path, algorithm):
     (["--graph", "tests/data/tiny.txt", "--gpu-memory", "16"], ["--gpu-memory", "bytes"]),
 ])
 def test_bad_usage_exits_2_with_one_line(args, words):
-    assert_usage_error(run_cli(*args), *words)
+    assert_usage_error(run_here(*args), *words)
 
 
+@pytest.mark.slow
 def test_auto_share_fits_the_gpu_budget(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--cpu-share", "auto", "--gpu-memory", "256K",
@@ -128,6 +116,7 @@ def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
     assert gpu_budget("emulated", None) is None
 
 
+@pytest.mark.slow
 def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
@@ -137,6 +126,7 @@ def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     assert all(p["on_gpu_bytes"] == 0 and p["on_host_bytes"] > 0 for p in gpu)
 
 
+@pytest.mark.slow
 def test_negative_weights_for_sssp(tmp_path):
     f = tmp_path / "neg.wel"
     f.write_text("0 1 2.0\n1 2 -1.5\n")
@@ -144,6 +134,7 @@ def test_negative_weights_for_sssp(tmp_path):
                        "neg.wel", "non-negative")
 
 
+@pytest.mark.slow
 def test_device_gpu_without_a_gpu_is_a_usage_error():
     from totem_py.backend import cuda_device_count
     if cuda_device_count():
@@ -169,6 +160,7 @@ def test_api_run_survives_importing_the_cli_module():
     assert list(r.values) == [0, 0, 0, 0, 4, 0]
 
 
+@pytest.mark.slow
 def test_nothing_half_written_on_bad_input(tmp_path):
     out = tmp_path / "r.npy"
     proc = run_cli("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
@@ -176,6 +168,7 @@ def test_nothing_half_written_on_bad_input(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_forced_transfer_engine_streams(tmp_path):
     js = tmp_path / "m.json"
     proc = run_cli("--graph", "rmat:12", "--transfer", "filter", "--gpu-memory", "64K",
@@ -188,6 +181,7 @@ def test_forced_transfer_engine_streams(tmp_path):
     assert_usage_error(proc, "--transfer")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph, algorithm, budget", [
     ("rmat:18", "bfs", "8M"),
     pytest.param("rmat:22", "sssp", "512M", marks=pytest.mark.slow),      # weighted
@@ -204,6 +198,7 @@ def test_the_default_chunks_shrink_to_fit_a_small_budget(tmp_path, graph, algori
     assert m["verified"] is True and m["transfer"]["filter_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_gpu_cache_option(tmp_path):
     """--gpu-cache takes part of --gpu-memory for the cache of hot streamed rows (BC reads each
     reached row twice, forward and backward: the cache serves some of them); bad sizes are
@@ -223,6 +218,7 @@ def test_gpu_cache_option(tmp_path):
         assert_usage_error(proc, "--gpu-cache", words)
 
 
+@pytest.mark.slow
 def test_version_and_defaults_in_help():
     from totem_py import __version__
     proc = run_cli("--version")

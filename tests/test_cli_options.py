@@ -6,9 +6,7 @@ import ast
 import importlib
 import inspect
 import json
-import os
 import random
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -19,9 +17,9 @@ from totem_py import Graph
 from totem_py.algorithms import bc, bfs, sssp
 from totem_py.harness import default_source
 
-from test_cli import ROOT, assert_usage_error, run_cli
+from tests.support import ROOT, SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli, run_here
 
-DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data beside the checkout")
 
 
@@ -33,6 +31,7 @@ def run_json(tmp_path, *args, output="r.npy"):
     return values, json.loads(js.read_text())
 
 
+@pytest.mark.slow
 @needs_data
 def test_relabel_refuses_a_source_in_no_edge():
     proc = run_cli("--graph", DATA / "wiki-Vote.txt.gz", "--relabel", "--source", 0)
@@ -43,6 +42,7 @@ def directed_graph(n=60, p=0.08, seed=5):
     return nx.gnp_random_graph(n, p, seed=seed, directed=True)
 
 
+@pytest.mark.slow
 def test_bc_normalized_over_every_source_equals_networkx(tmp_path):
     d = directed_graph()
     path = tmp_path / "g.el"
@@ -74,6 +74,7 @@ def test_betweenness_scale_counts_pairs():
     assert np.array_equal(bc.scale(2, [0]), [1.0, 1.0])
 
 
+@pytest.mark.slow
 def test_bc_sources_k_and_list(tmp_path):
     spec = ("--graph", "rmat:8", "--algorithm", "bc")
     _, a = run_json(tmp_path, *spec, "--sources", 5, "--verify")
@@ -97,9 +98,10 @@ def test_bc_sources_k_and_list(tmp_path):
     (("--algorithm", "pagerank", "--normalized"), ("--normalized", "pagerank")),
 ])
 def test_bad_bc_options_exit_2(args, words):
-    assert_usage_error(run_cli("--graph", "rmat:8", *args), *words)
+    assert_usage_error(run_here("--graph", "rmat:8", *args), *words)
 
 
+@pytest.mark.slow
 def test_output_csv_has_a_line_per_vertex(tmp_path):
     text, m = run_json(tmp_path, "--graph", "rmat:8", "--algorithm", "sssp", output="r.csv")
     lines = text.splitlines()
@@ -123,6 +125,7 @@ def test_default_source_is_in_the_largest_component():
     assert {default_source(small, seed) for seed in range(20)} <= set(range(3, 9))
 
 
+@pytest.mark.slow
 def test_help_describes_every_option():
     for module in ("totem_py.run", "experiments.offload_sweep"):
         proc = run_cli("--help", module=module)
@@ -159,6 +162,7 @@ def test_python_api_documents_its_keywords():
         assert f"{name}:" in doc or f"{name}: " in doc, name
 
 
+@pytest.mark.slow
 def test_mpi_check_runs_without_a_gpu_by_default():
     """mpi_check on its default device, two ranks against one process (its smoke test)."""
     proc = run_cli("--ranks", 2, "--graph", "rmat:9", "--algorithms", "bfs", "--trials", 1,

@@ -148,6 +148,7 @@ def test_docs_paths_named_in_code_exist():
     assert not missing, "\n".join(missing)
 
 
+@pytest.mark.slow
 def test_figures_are_drawn_from_the_result_files(tmp_path):
     pytest.importorskip("matplotlib")
     proc = subprocess.run([sys.executable, "-m", "experiments.figures", "--out", str(tmp_path)],

@@ -1,13 +1,10 @@
-"""The configuration matrix of the acceptance: every registered built-in algorithm (and
-PageRank's other forms: networkx's converged one, split rounds) x HIGH/LOW/RAND x cpu share
-1.0/0.7/0.3/0.0 x 1 and 2 GPU partitions x device cpu/emulated, each result checked by its
-algorithm's verifier (the serial references it compares with are themselves checked against
-scipy and networkx in test_reference.py), on the toy graphs and on every graph of
-../shared/data. One plan serves every algorithm and device of a configuration."""
+"""The configuration matrix of the acceptance (tests/support/matrix.py: every registered
+built-in algorithm x HIGH/LOW/RAND x cpu shares x 1 and 2 GPU partitions x device cpu/emulated,
+each result checked by its algorithm's verifier) on the toy graphs and on every graph of
+../shared/data; and the engine's runs beside it: reuse of one engine, the collector, SSSP's
+marks and buckets, PageRank's split rounds and weights, bounded memory per superstep."""
 
 import gc
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,91 +14,13 @@ import totem_py
 from bsp import EdgeOptions, Engine
 from partitioners import partition
 from totem_py.backend import cuda_device_count
-from totem_py.errors import InputError, VerificationError
 from totem_py.graph import Graph
-from totem_py.algorithms import ALGORITHMS, BFS, CC, SSSP, PageRank, pagerank, sssp
+from totem_py.algorithms import BFS, CC, SSSP, PageRank, pagerank, sssp
 from totem_py.harness import default_source
 
-from toys import toy_graphs, with_random_weights
-
-STRATEGIES = ("HIGH", "LOW", "RAND")
-SHARES = (1.0, 0.7, 0.3, 0.0)
-GPUS = (1, 2)
-DEVICES = ("cpu", "emulated")
-ITERATIONS = 5
-LARGE = 100_000
-MANY = 40               # supersteps: on graphs of LARGE edges, such runs at one mixed share only
-TOLERANCE = 1e-5        # PageRank-Delta's: its L1 bound, 5.7e-5, is tighter than pagerank's 1e-4
-TOL = 1e-6              # converged PageRank's (networkx's default): 30 rounds on chain, 75 on star
-DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-REAL = sorted(p.name for p in DATA.glob("*.gz")) if DATA.is_dir() else []
-BUILT_IN = [cls for cls in ALGORITHMS.values() if cls.__module__.startswith("totem_py.algorithms.")]
-# more settings of an option, each run as one more algorithm by the classes that take it
-MORE = (dict(tol=TOL),)
-
-
-def algorithms(graph, source, tolerance=TOLERANCE, tol=TOL):
-    """[(label, algorithm)] of the matrix on `graph`: every built-in algorithm of the registry
-    made by its options (from `source`, ITERATIONS rounds, `tolerance`), again with each setting
-    of MORE that it takes (`tol`: converged PageRank), and PageRank with split rounds (the GPUs
-    doing the CPU-GPU edges, on by default where GPUs run GPU code), which no option chooses.
-    Algorithms that need a vertex the graph lacks (a source of an empty graph) are left out."""
-    options = dict(source=source, iterations=ITERATIONS, tolerance=tolerance, seed=0)
-    out = []
-    for cls in BUILT_IN:
-        takes = {o.dest for o in cls.options}
-        for more in ({},) + tuple(dict(m, tol=tol) if "tol" in m else m for m in MORE):
-            if set(more) <= takes:
-                try:
-                    alg = cls.from_options(graph, **options, **more)
-                except InputError:
-                    continue
-                out.append((" ".join([cls.name] + [f"--{k} {v}" for k, v in more.items()]),
-                            alg))
-    return out + [("pagerank split", PageRank(ITERATIONS, split=True))]
-
-
-def mismatch(alg, graph, got):
-    """None if the algorithm's verifier accepts `got` on `graph`, else its note."""
-    try:
-        return alg.verify(graph, got)
-    except VerificationError as exc:
-        return str(exc)
-
-
-def check_matrix(graph, strategy, devices=DEVICES, shares=SHARES, edges=EdgeOptions(),
-                 gpus_list=GPUS, hub_sort="degree", thin=False):
-    """`thin`: on a graph of LARGE edges or more, the whole matrix at one mixed share
-    (SHARES[-2]) only, the other shares with one GPU partition, on one of the devices, taking
-    turns, and without the algorithms that took MANY supersteps or more in the first run."""
-    source = default_source(graph) if graph.n_vertices else None
-    failures, steps = [], {}
-    turn = 0
-    for share in shares:
-        whole = not thin or graph.n_edges < LARGE or share == SHARES[-2]
-        for gpus in gpus_list if whole else gpus_list[:1]:
-            if share == 1.0 and gpus > 1:
-                continue   # the same single-CPU-partition plan
-            plan = partition(graph, strategy, share, gpus, seed=1, hub_sort=hub_sort)
-            # a plan without a GPU partition is the same CPU partitions on every device
-            on = devices if "gpu" in plan.kinds else devices[:1]
-            if not whole and len(on) > 1:
-                on, turn = (on[turn % len(on)],), turn + 1
-            for device in on:
-                engine = Engine(plan, device, edges=edges)
-                for label, alg in algorithms(graph, source):
-                    if not whole and steps.get(label, 0) >= MANY:
-                        continue
-                    got, records = engine.run(alg)
-                    steps.setdefault(label, len(records))
-                    note = mismatch(alg, graph, got)
-                    if note:
-                        failures.append(f"{label} {strategy} share={share} gpus={gpus} "
-                                        f"{device} {edges.transfer} hub_sort={hub_sort}: {note}")
-    assert not failures, "\n".join(failures)
-
-
-TOYS = toy_graphs()
+from tests.support.matrix import (DEVICES, ITERATIONS, REAL, STRATEGIES, TOL, TOYS, check_matrix,
+                                  real_graph)
+from tests.support.toys import with_random_weights
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -110,23 +29,19 @@ def test_toy_graphs(name, strategy):
     check_matrix(with_random_weights(TOYS[name], seed=3), strategy)
 
 
-_loaded = {}
+# the real graphs of a million edges or of thousands of supersteps, whose kinds the others have
+# (web and social graphs: email-Enron, wiki-Vote; road networks: rome99), in the extended tier
+LARGE_REAL = ("road-luxembourg-osm.mtx.gz", "road-usroads.mtx.gz", "soc-Slashdot0902.txt.gz",
+              "web-NotreDame.txt.gz")
 
 
-def real_graph(name):
-    if name not in _loaded:
-        import totem_py
-        g = totem_py.load(DATA / name)
-        # unweighted files, and signed trust ratings (bitcoinotc), get positive random weights
-        usable = g.weights is not None and (g.n_edges == 0 or g.weights.min() >= 0)
-        _loaded[name] = g if usable else with_random_weights(g, seed=5)
-    return _loaded[name]
-
-
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL, reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("strategy", [s if s == "HIGH" else pytest.param(s, marks=pytest.mark.slow)
+@pytest.mark.parametrize("strategy", [s if s == "HIGH" else
+                                      pytest.param(s, marks=pytest.mark.extended)
                                       for s in STRATEGIES])
-@pytest.mark.parametrize("name", REAL)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.extended) if n in LARGE_REAL
+                                  else n for n in REAL])
 def test_real_graphs(name, strategy):
     check_matrix(real_graph(name), strategy, thin=True)
 
@@ -277,6 +192,7 @@ def test_pagerank_split_rounds(device):
     assert r.metrics["supersteps"] == ITERATIONS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_memory_per_superstep_stays_bounded(device, monkeypatch):
     """A run keeps one record per superstep for the first KEPT only, the rest summed per mode,
@@ -361,6 +277,7 @@ def test_pagerank_splits_by_default_where_the_gpus_run_gpu_code_and_send_less():
         assert [p.edges_resident for p in engine.parts] == [want, want], edges
 
 
+@pytest.mark.slow
 def test_sssp_buckets_double_while_the_far_lists_shrink():
     """SSSP's next bucket once the near lists are empty: the bucket holding the smallest far
     distance, twice as wide as the last while the far lists shrink, delta again when they

@@ -14,7 +14,8 @@ import totem_py
 from bsp import EdgeOptions
 from totem_py.backend import cuda_device_count
 
-from test_stream import streaming
+from tests.support.mpi import launch
+from tests.support.stream import streaming
 
 ROOT = Path(__file__).resolve().parents[1]
 # the real graphs (../shared/data beside the checkout, or beside the folder of worktrees)
@@ -75,6 +76,7 @@ def run_script(name, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, extra", [("khop", ["--k", "2", "--source", "5"]),
                                          ("kcore", ["--k", "4", "--undirected"])])
 def test_example_scripts_verify(name, extra):
@@ -109,6 +111,7 @@ def toy_graphs():
                                          (6, 4)])}
 
 
+@pytest.mark.slow
 def test_triangles_match_networkx():
     """Triangles through each vertex as networkx counts them, on toy graphs and on ca-GrQc
     (48,260 triangles), partitioned HIGH, LOW, RAND with cpu shares 0.3 and 0.5, on CPU and
@@ -131,9 +134,9 @@ def test_triangles_match_networkx():
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow
 def test_triangles_refuse_several_mpi_ranks():
     """The ranks do not exchange their ghosts' rows: two ranks stop with one line saying so."""
-    from test_mpi import launch
     proc = launch(2, "examples/triangles.py", "--graph", "rmat:8", "--undirected", "--device",
                   "emulated", "--quiet")
     assert proc.returncode == 2
@@ -141,25 +144,27 @@ def test_triangles_refuse_several_mpi_ranks():
            "not exchange" in proc.stderr
 
 
+@pytest.mark.slow
 def test_kcore_refuses_a_directed_graph():
     proc = run_script("kcore", "--graph", "rmat:8", "--k", "3", "--device", "cpu")
     assert proc.returncode == 2
     assert "undirected" in proc.stderr
 
 
-def test_examples_under_mpi(tmp_path):
+@pytest.mark.slow
+@pytest.mark.parametrize("name, extra", [
+    ("khop", ["--k", "3", "--source", "5"]),
+    pytest.param("kcore", ["--k", "4", "--undirected"], marks=pytest.mark.extended)])
+def test_examples_under_mpi(name, extra, tmp_path):
     """mpirun -n 2 runs the script on two ranks: the registry finds the example's class there;
     the result equals one process's."""
-    from test_mpi import launch
-    for name, extra in (("khop", ["--k", "3", "--source", "5"]),
-                        ("kcore", ["--k", "4", "--undirected"])):
-        args = ["--graph", "rmat:9", "--device", "emulated", "--quiet", *extra]
-        one, two = tmp_path / f"{name}1.npy", tmp_path / f"{name}2.npy"
-        proc = run_script(name, *args, "--output", str(one))
-        assert proc.returncode == 0, proc.stderr
-        proc = launch(2, f"examples/{name}.py", *args, "--output", two)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        assert np.array_equal(np.load(one), np.load(two)), name
+    args = ["--graph", "rmat:9", "--device", "emulated", "--quiet", *extra]
+    one, two = tmp_path / f"{name}1.npy", tmp_path / f"{name}2.npy"
+    proc = run_script(name, *args, "--output", str(one))
+    assert proc.returncode == 0, proc.stderr
+    proc = launch(2, f"examples/{name}.py", *args, "--output", two)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert np.array_equal(np.load(one), np.load(two)), name
 
 
 @pytest.mark.gpu
@@ -171,6 +176,7 @@ def test_examples_on_gpu():
               edges=dict(streaming(GRAPH), transfer=transfer))
 
 
+@pytest.mark.slow
 def test_examples_under_the_cuda_simulator():
     """The GPU operators run both examples' functors under numba-cuda's simulator."""
     pytest.importorskip("numba_cuda")

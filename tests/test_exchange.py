@@ -15,7 +15,6 @@ from partitioners import partition
 from totem_py.algorithms import bfs, pagerank
 from totem_py.algorithms import BFS, PageRank
 from totem_py.harness import default_source
-from twins import twins  # noqa: F401 (fixture)
 
 
 class CountingEngine(Engine):

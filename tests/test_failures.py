@@ -103,6 +103,7 @@ def test_output_to_a_device_node_writes_into_it(tmp_path):
         assert stat.S_ISCHR(os.lstat(node).st_mode)
 
 
+@pytest.mark.slow
 def test_output_to_a_named_pipe(tmp_path):
     """A FIFO is written in place when someone reads it, refused (not waited on) otherwise."""
     fifo = tmp_path / "out.fifo"
@@ -119,6 +120,7 @@ def test_output_to_a_named_pipe(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output", ["/dev/stdout", "/proc/self/fd/1"])
 def test_output_into_a_pipe_streams(output):
     """--output into the command's stdout, a pipe (no file position to ask for, nothing to
@@ -145,6 +147,7 @@ def test_output_follows_symlinks(tmp_path):
     assert dangling.is_symlink() and np.load(tmp_path / "new.npy").shape == (256,)
 
 
+@pytest.mark.slow
 def test_output_never_overwrites_the_input_graph(tmp_path):
     graph = tmp_path / "g.npz"
     save_npz(generate("rmat:8"), graph)
@@ -173,6 +176,7 @@ def test_unwritable_outputs(tmp_path, make, words):
 
 # ---------------------------------------------------------------- 2. checked first, all or none
 
+@pytest.mark.slow
 def test_outputs_are_checked_before_loading(tmp_path):
     """The bad output is reported, not the missing graph: nothing was loaded."""
     one_error(inproc("--graph", tmp_path / "missing.txt", "--output", "/nonexistent/x.npy"),
@@ -181,6 +185,7 @@ def test_outputs_are_checked_before_loading(tmp_path):
               2, "/nonexistent/x.npz")
 
 
+@pytest.mark.slow
 def test_outputs_are_all_or_nothing(tmp_path):
     ok = tmp_path / "ok.npy"
     one_error(inproc("--graph", "rmat:8", "--output", ok, "--json", "/nonexistent/x.json"), 2)
@@ -204,6 +209,7 @@ def test_replaced_output_keeps_its_permissions(tmp_path):
 
 # ---------------------------------------------------------------- 3. memory, before allocating
 
+@pytest.mark.slow
 def test_one_huge_id_is_refused_before_allocating(tmp_path):
     path = tmp_path / "one.txt"
     path.write_text("0 600000000\n")
@@ -242,6 +248,7 @@ def _npy_header(dtype, shape):
     return buf.getvalue()
 
 
+@pytest.mark.slow
 def test_zip_bomb_npz_is_refused_from_its_declared_sizes(tmp_path):
     path = tmp_path / "bomb.npz"
     _zip_bomb(path, 400_000_000)
@@ -251,6 +258,7 @@ def test_zip_bomb_npz_is_refused_from_its_declared_sizes(tmp_path):
               "GiB available")
 
 
+@pytest.mark.slow
 def test_gzip_stream_is_counted_as_it_grows(tmp_path, monkeypatch):
     """400 MB of '0 1' lines in a 1 MB gzip: refused while streaming, with real figures."""
     path = tmp_path / "yes.txt.gz"
@@ -282,6 +290,7 @@ def test_partitioning_a_generated_graph_is_checked(monkeypatch):
         totem_py.run(g, "bfs", device="emulated")
 
 
+@pytest.mark.slow
 def test_available_memory_respects_the_address_space_limit():
     code = ("from totem_py.errors import available_memory; print(available_memory())")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
@@ -406,6 +415,7 @@ def test_undirected_npz_must_be_symmetric(tmp_path):
 
 # ---------------------------------------------------------------- 6. GPU count
 
+@pytest.mark.slow
 def test_gpu_count_is_bounded_by_the_vertex_count():
     one_error(run_quiet("--graph", "rmat:8", "--gpus", 100000000, timeout=60), 2,
               "--gpus 100000000 is more than the graph's 256 vertices")
@@ -444,6 +454,7 @@ def test_option_values_exit_2(option, value, words):
 STREAMED = ("--graph", "rmat:12", "--gpu-memory", "100K", "--chunk-bytes", "4K")
 
 
+@pytest.mark.slow
 def test_deeply_nested_profile_names_the_file(tmp_path):
     from bsp.transfer_model import load_profile
     path = tmp_path / "p.json"
@@ -454,8 +465,9 @@ def test_deeply_nested_profile_names_the_file(tmp_path):
     one_error(run_quiet(*STREAMED, env={"TOTEM_PROFILE": str(path)}), 2, str(path))
 
 
+@pytest.mark.slow
 def test_option_values_under_mpi_exit_2():
-    from test_mpi import _one_error_line, launch
+    from tests.support.mpi import launch, one_error_line as _one_error_line
     for args, words in ((("--threads", "-1"), "--threads must be at least 1"),
                         (("--gpus", "100000000"), "--gpus 100000000 is more than")):
         proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:6", *args, timeout=120)
@@ -542,6 +554,7 @@ def test_negative_size_is_shown_as_written():
     assert "2684354560" not in line and "5368709120" not in line
 
 
+@pytest.mark.slow
 def test_quiet_hides_the_missing_profile_warning(tmp_path):
     env = {"TOTEM_PROFILE": str(tmp_path / "none.json")}
     proc = run_quiet(*STREAMED, env=env)
@@ -550,6 +563,7 @@ def test_quiet_hides_the_missing_profile_warning(tmp_path):
     assert proc.returncode == 0 and "no transfer profile" in proc.stderr
 
 
+@pytest.mark.slow
 def test_fifo_as_input_is_refused_at_once(tmp_path):
     fifo = tmp_path / "g.txt"
     os.mkfifo(fifo)
@@ -604,6 +618,7 @@ def test_long_output_names_are_checked_before_the_run(tmp_path):
               "File name too long")
 
 
+@pytest.mark.slow
 def test_a_short_write_names_its_reason(tmp_path):
     """A file that cannot grow (here RLIMIT_FSIZE; a full disk alike) gets the system's reason,
     not NumPy's "N requested and M written", and leaves no temporary file."""

@@ -324,6 +324,7 @@ def cases(folder, sources):
     return out
 
 
+@pytest.mark.slow
 def test_every_mutation_loads_and_verifies_or_is_refused(cases, monkeypatch):
     monkeypatch.setattr(errors, "available_memory", lambda: MEMORY)
     monkeypatch.setattr(tio, "available_memory", lambda: MEMORY)
@@ -356,6 +357,7 @@ def test_every_mutation_loads_and_verifies_or_is_refused(cases, monkeypatch):
     assert checked > CASES // 10
 
 
+@pytest.mark.slow
 def test_mutations_through_the_command(cases, tmp_path):
     """exit 0 with a verified result, or exit 2 and one line; never 1, a traceback or a hang."""
     codes = []

@@ -11,10 +11,10 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
 
 from bsp import EdgeOptions  # noqa: E402
-from test_engine import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
-from test_stream import (cached_streaming, check_sorted_mapped,  # noqa: E402,F401
-                         check_sorted_segments, often, streaming)  # (often: a fixture)
-from toys import with_random_weights  # noqa: E402
+from tests.support.matrix import REAL, STRATEGIES, TOYS, check_matrix, real_graph  # noqa: E402
+from tests.support.stream import (cached_streaming, check_sorted_mapped,  # noqa: E402
+                                  check_sorted_segments, streaming)
+from tests.support.toys import with_random_weights  # noqa: E402
 
 GPU = ("gpu",)
 

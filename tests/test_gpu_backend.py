@@ -13,15 +13,17 @@ from pathlib import Path
 import pytest
 
 from bsp.partition import EmulatedGpuPartition
-from test_engine import algorithms, check_matrix
-from toys import toy_graphs, with_random_weights
+from tests.support.matrix import algorithms, check_matrix
+from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ["advance_lb", "bitmap", "pull_thread", "pull_warp", "scatter", "vertex_map",
              "vertex_values"]
 
 
-@pytest.mark.parametrize("name", ["rmat_small", "star", "disconnected"])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["rmat_small"] + [pytest.param(n, marks=pytest.mark.extended)
+                                                   for n in ("star", "disconnected")])
 def test_algorithms_compile_for_the_gpu(name, monkeypatch):
     """GPU partitions' operator calls compiled by the GPU backend and computed by the CPU's, at
     cpu shares 0 and 0.5, with one and two GPU partitions; results against the references.
@@ -72,6 +74,7 @@ def test_a_gpu_functor_that_does_not_compile_names_its_file_and_line(body, words
         assert w in message and "\n" not in message, message
 
 
+@pytest.mark.slow
 def test_algorithms_run_on_the_simulated_gpu(tmp_path):
     report = tmp_path / "report.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -89,9 +92,10 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_operators_on_the_simulated_gpu():
     """test_operators' edge spans (every pull form) and the cache load on the GPU backend under
-    numba-cuda's simulator, in a process of its own (tests/twins.py's `simulated` backend)."""
+    numba-cuda's simulator, in a process of its own (the `backend` fixture's `simulated`)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
                            "no:cacheprovider", "tests/test_operators.py", "-k",
@@ -174,6 +178,7 @@ print(len(dispatched), "dispatched")
 """
 
 
+@pytest.mark.slow
 def test_gpu_launcher_packs_the_arguments_of_every_launch():
     """The GPU backend's launcher (kernels_gpu.operators.Kernel with CuPy's pieces stood in for,
     in a child process): over launches whose scalars change, arrays swap, an array's dtype and a

@@ -269,6 +269,7 @@ def test_run_takes_numpy_integers():
     assert totem_py.run(g, "bfs", device="emulated", source=np.int64(3)).metrics["source"] == 3
 
 
+@pytest.mark.slow
 def test_cpu_share_model_on_a_graph_without_edges(tmp_path):
     path = write(tmp_path, "e.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n")
     r = totem_py.run(load(path), "bfs", cpu_share="model", device="emulated", verify=True)

@@ -18,10 +18,10 @@ from totem_py.errors import InputError
 from totem_py.graph import Graph
 from totem_py.harness import run
 
-from test_cli import assert_usage_error, run_cli
-from test_engine import TOYS, check_matrix
-from test_stream import TRANSFERS, streaming
-from toys import with_random_weights
+from tests.support.cli import assert_usage_error, run_cli, run_here
+from tests.support.matrix import TOYS, check_matrix
+from tests.support.stream import TRANSFERS, one_of_each, streaming
+from tests.support.toys import with_random_weights
 
 
 def naive_order(graph, members, hub_sort):
@@ -166,6 +166,7 @@ def test_rows_list_targets_by_degree():
                     assert remote[0] == (first_remote > first_local)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hub_sort", HUB_SORTS)
 @pytest.mark.parametrize("strategy", ("HIGH", "RAND"))
 def test_toys_under_every_order(hub_sort, strategy):
@@ -173,6 +174,7 @@ def test_toys_under_every_order(hub_sort, strategy):
         check_matrix(with_random_weights(TOYS[name], seed=3), strategy, hub_sort=hub_sort)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hub_sort", HUB_SORTS)
 def test_generated_graph_under_every_order(hub_sort):
     for undirected in (False, True):
@@ -180,8 +182,8 @@ def test_generated_graph_under_every_order(hub_sort):
         check_matrix(g, "HIGH", shares=(0.7, 0.3, 0.0), hub_sort=hub_sort)
 
 
-@pytest.mark.parametrize("transfer", TRANSFERS)
-@pytest.mark.parametrize("hub_sort", HUB_SORTS)
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer, hub_sort", one_of_each(TRANSFERS, HUB_SORTS))
 def test_streamed_edges_under_every_order(hub_sort, transfer):
     for undirected in (False, True):
         g = with_random_weights(generate("rmat:10", seed=4, undirected=undirected), 5)
@@ -220,6 +222,7 @@ def test_rank_plans_carry_the_order():
         assert [rank.lvid_of[v] for v in plan.gvids[p][:5]] == list(range(5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hub_sort", HUB_SORTS)
 def test_cli_hub_sort_streamed(tmp_path, hub_sort):
     js = tmp_path / "m.json"
@@ -235,5 +238,5 @@ def test_cli_hub_sort_streamed(tmp_path, hub_sort):
 
 
 def test_cli_bad_hub_sort_exits_2():
-    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", "--hub-sort", "sideways"),
+    assert_usage_error(run_here("--graph", "tests/data/tiny.txt", "--hub-sort", "sideways"),
                        "--hub-sort", "sideways", "hytgraph")

@@ -21,9 +21,10 @@ from totem_py.errors import InputError
 from totem_py.generators import generate
 from totem_py.io import load, save_npz
 
+from tests.support import SHARED_DATA
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # The tiny graph of tests/data: undirected edges (u, v, weight) stored in both directions,
 # a self-loop on 5, vertex 4 isolated; 6 vertices, 11 directed edges.
@@ -317,6 +318,7 @@ def _convert(*args):
                           cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_convert_round_trip(tmp_path):
     out = tmp_path / "tiny.npz"
     res = _convert(DATA / "tiny.gr", out, "--undirected")
@@ -325,6 +327,7 @@ def test_convert_round_trip(tmp_path):
     assert not g.directed and edges_of(g) == sorted(TINY * 2)
 
 
+@pytest.mark.slow
 def test_convert_bad_input(tmp_path):
     bad = write(tmp_path, "bad.txt", "0 1\n2 x\n")
     out = tmp_path / "out.npz"

@@ -10,7 +10,6 @@ from bsp import pull
 from kernels_cpu.jit import BLOCKS, EDGES_PER_BLOCK, frontier_blocks
 from totem_py.algorithms import pagerank
 from totem_py.backend import cuda_device_count
-from twins import backend, twins  # noqa: F401 (fixtures)
 
 
 def test_pull_splits_long_rows(backend):

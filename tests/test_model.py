@@ -108,6 +108,7 @@ def test_estimate_stats_matches_the_plans(spec, undirected, strategy, gpus):
         assert (st["beta"], st["beta_aggregated"]) == (est["beta"], est["beta_aggregated"])
 
 
+@pytest.mark.slow
 def test_cli_cpu_share_model_records_its_choice(tmp_path):
     out = tmp_path / "m.json"
     proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:10",

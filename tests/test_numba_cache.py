@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # compile (or load) one kernel and say where its cache is and whether it was found there
@@ -38,6 +40,7 @@ def install_copy(where):
     return where
 
 
+@pytest.mark.slow
 def test_a_new_install_of_the_same_code_finds_the_compiled_kernels(tmp_path):
     first = install_copy(tmp_path / "editable")
     again = install_copy(tmp_path / "site-packages")
@@ -52,6 +55,7 @@ def test_a_new_install_of_the_same_code_finds_the_compiled_kernels(tmp_path):
     assert c["misses"] == 1 and c["path"] != a["path"]
 
 
+@pytest.mark.slow
 def test_numba_cache_dir_set_by_the_user_is_kept(tmp_path):
     mine = tmp_path / "mine"
     out = probe(install_copy(tmp_path / "inst"), tmp_path / "cache", NUMBA_CACHE_DIR=str(mine))
@@ -74,6 +78,7 @@ print(json.dumps(sum(sum(k.stats.cache_misses.values()) for k in kernels)))
 """
 
 
+@pytest.mark.slow
 def test_processes_starting_together_compile_each_kernel_once(tmp_path):
     """Three processes need the same kernels at once on an empty cache: one compiles each, the
     others wait for it and load it (without the lock each compiled all three)."""

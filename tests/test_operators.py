@@ -1,5 +1,5 @@
 """The operators (bsp/operators.py) against NumPy statements of what they do, on every backend of
-tests/twins.py's `backend` fixture: the CPU's, tests/ptxcheck (compiled by the GPU backend for
+the `backend` fixture (conftest.py): the CPU's, tests/ptxcheck (compiled by the GPU backend for
 sm_90, computed by the CPU's) and, where CuPy sees a device, the GPU's. Then the intrinsics the
 functors call (bsp/intrinsics.py): the values they leave and the old values they return, one
 operation per element and many racing on a few; helpers made with `device_function`; and the
@@ -23,9 +23,9 @@ from bsp import (EdgeSpan, Frontier, Message, Mode, Program, Vote, advance, atom
                  device_function, intersect, pull, receive, vertex_map, vertex_values)
 from kernels_cpu.intrinsics import test_bit as read_bit
 from kernels_cpu.templates import code_key
-from test_row_ranges import graph
+from tests.support.csr import random_csr as graph
 from totem_py.backend import cuda_device_count
-from twins import SIMULATED, backend  # noqa: F401 (fixture)
+from tests.support.twins import SIMULATED
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,7 +139,7 @@ def test_frontier_queues(backend):
     each level's vertices, with the out-degrees summed."""
     from bsp.partition import make_partition
     from partitioners import partition
-    from toys import toy_graphs
+    from tests.support.toys import toy_graphs
     from totem_py.algorithms import bfs
     from totem_py.algorithms.bfs import UNVISITED, claim
 
@@ -972,6 +972,7 @@ for package in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow
 def test_device_functions_compile_for_the_cpu_then_the_gpu(tmp_path):
     """One process compiling a functor with device functions for the CPU first (nothing cached:
     a hybrid engine whose CPU partition computes first, a CPU run before a GPU run), then for
@@ -1038,6 +1039,7 @@ print(vertex_values(part, value, np.arange(3.0), at=np.arange(3), out=np.zeros(3
 """
 
 
+@pytest.mark.slow
 def test_an_edited_functor_compiles_anew(tmp_path):
     """The CPU kernels are cached on disk: after the functor's file changes, the next process
     runs the new code, not the cached kernel of the old."""

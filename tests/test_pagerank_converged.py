@@ -9,7 +9,6 @@ networkx's graph is a MultiDiGraph where the graph has parallel edges (networkx 
 as the engine and the reference count each), else a DiGraph (the same, built faster); every
 vertex is in it, those in no edge too."""
 
-import os
 from pathlib import Path
 
 import networkx as nx
@@ -24,10 +23,10 @@ from totem_py import Graph
 from totem_py.algorithms import PageRank, pagerank
 from totem_py.errors import VerificationError
 
-from test_cli import assert_usage_error, run_cli
-from toys import toy_graphs
+from tests.support import SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli, run_here
+from tests.support.toys import toy_graphs
 
-DATA = Path(os.environ.get("TOTEM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REAL = ("wiki-Vote.txt.gz", "email-Enron.txt.gz", "web-NotreDame.txt.gz")
 LARGE = "web-NotreDame.txt.gz"  # networkx takes 3 s a tolerance there: at 1e-6 only
 PLANS = [(s, share) for s in ("HIGH", "LOW", "RAND") for share in (1.0, 0.5, 0.25)]
@@ -105,6 +104,7 @@ def test_weighted_toys_equal_networkx(name):
         assert diff <= 1e-6 * want.min()
 
 
+@pytest.mark.slow
 def test_command_line_weighs_by_the_files_weights(tmp_path):
     """`--tol` on a weighted file gives nx.pagerank(G) (which weighs by "weight"), verified;
     `--unweighted` gives nx.pagerank(G, weight=None); TOTEM's form weighs too."""
@@ -145,9 +145,10 @@ def real(name):
     return _networkx[name]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the checkout")
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n == LARGE else n
-                                  for n in REAL])
+@pytest.mark.parametrize("name", [n if n == "wiki-Vote.txt.gz" else
+                                  pytest.param(n, marks=pytest.mark.extended) for n in REAL])
 def test_real_graphs_equal_networkx(name):
     g, want = real(name)
     assert g.directed
@@ -238,6 +239,7 @@ def test_python_api_defaults():
         PageRank(tol=0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data is not beside the checkout")
 def test_command_line_on_wiki_vote(tmp_path):
     g, want = real("wiki-Vote.txt.gz")
@@ -265,4 +267,4 @@ def test_command_line_on_wiki_vote(tmp_path):
     (["--algorithm", "pagerank_delta", "--tolerance", "-0.01"], ["--tolerance", "positive"]),
 ])
 def test_bad_tol_options_exit_2(args, words):
-    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", *args), *words)
+    assert_usage_error(run_here("--graph", "tests/data/tiny.txt", *args), *words)

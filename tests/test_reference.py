@@ -8,7 +8,7 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra, shortest_path
 
-from toys import rmat_small, toy_graphs, with_random_weights
+from tests.support.toys import rmat_small, toy_graphs, with_random_weights
 from totem_py.algorithms import (ALGORITHMS, PageRank, bc, bfs, cc, pagerank, pagerank_delta,
                                  sssp)
 from totem_py.errors import VerificationError

@@ -17,7 +17,9 @@ import pytest
 
 from totem_py.algorithms import ALGORITHMS
 
-from test_cli import ROOT, assert_usage_error, run_cli
+from tests.support import ROOT, SHARED_DATA as DATA
+from tests.support.cli import assert_usage_error, run_cli
+from tests.support.mpi import launch
 
 LIBRARY = ("bsp", "kernels_cpu", "kernels_gpu", "partitioners", "totem_py")
 # hits that are no algorithm's: (file, name) -> how many, and why
@@ -153,11 +155,11 @@ def run_json(tmp_path, *args, name="r"):
     return np.load(out), json.loads(js.read_text())
 
 
+@pytest.mark.slow
 def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path):
     """The user's file, named on the command line: verified on the CPU, on the emulated GPU
     partition with another cpu share, with --relabel (the same values under the original ids),
     and on two MPI ranks (the same values as one process)."""
-    from test_mpi import launch
     common = ("--graph", isolated, "--algorithm", f"{user_file}:near", "--k", "2", "--source",
               "3", "--verify")
     plain, m = run_json(tmp_path, *common, "--device", "cpu", name="cpu")
@@ -180,7 +182,6 @@ def test_an_algorithm_from_a_file_runs_everywhere(user_file, isolated, tmp_path)
     assert np.array_equal(np.load(tmp_path / "two.npy"), one)
 
 
-DATA = Path(__import__("os").environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
 WIKI = DATA / "wiki-Vote.txt.gz"        # 8298 ids, 1183 of them in no edge
 BUILT_IN = sorted(name for name, cls in ALGORITHMS.items()
                   if cls.__module__.startswith("totem_py.algorithms."))
@@ -245,6 +246,7 @@ def test_relabel_gives_every_algorithm_the_values_it_gives_without(graph, isolat
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow
 def test_a_file_without_algorithms_or_an_unknown_name_is_a_usage_error(tmp_path, user_file):
     empty = tmp_path / "empty.py"
     empty.write_text("X = 1\n")
@@ -256,6 +258,7 @@ def test_a_file_without_algorithms_or_an_unknown_name_is_a_usage_error(tmp_path,
                        "none.py", "no such file")
 
 
+@pytest.mark.slow
 def test_relabel_refuses_an_algorithm_that_does_not_say_what_isolated_vertices_get(tmp_path,
                                                                                  isolated):
     path = tmp_path / "silent.py"
@@ -271,6 +274,7 @@ TYPO = ("    return reached[t] == 0 and atomic_max(reached, t, 1) == 0",
         "    return reached[t] == widht and atomic_max(reached, t, 1) == 0")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("debug", ["", "1"])
 def test_a_functor_that_does_not_compile_is_one_line_at_its_file_and_line(tmp_path, debug):
     """A misspelt name in a user's functor: exit 2 and one line naming the file, the line of

@@ -5,7 +5,7 @@ selects). Split into 1, 2 or many ranges [first, end), they leave the state of o
 rows, and they read no edge of rows outside their range: each range's segment gets an `indices`
 whose entries outside its rows point at a poison slot (a ghost in the frontier, a node no edge
 reaches, a contribution of 1e30), so any read of them shows in the state. They run on every
-backend of tests/twins.py."""
+backend of the `backend` fixture (conftest.py)."""
 
 import numpy as np
 import pytest
@@ -13,32 +13,10 @@ import pytest
 from bsp import pull
 from totem_py.algorithms import bc, bfs, cc, pagerank
 from totem_py.algorithms.bfs import UNVISITED
-from twins import backend, ranges  # noqa: F401 (fixture)
+from tests.support.csr import random_csr as graph
+from tests.support.twins import ranges
 
 POISON_VALUE = 1e30
-
-
-def graph(n_local, n_ghosts, seed, hub=0, both=False, ghosts_first=False):
-    """A random CSR of n_local rows over n_local + n_ghosts targets, many empty rows, row
-    min(3, n_local - 1) with `hub` more edges; with `both` every local edge also reversed (CC's
-    "both" view); rows sorted, so ghost targets come last, or with `ghosts_first` first in odd
-    rows (plan_fill puts either group first): the CC kernels expect one or the other."""
-    rng = np.random.default_rng(seed)
-    degrees = np.where(rng.random(n_local) < 0.3, 0, rng.integers(1, 9, n_local))
-    if hub and n_local:
-        degrees[min(3, n_local - 1)] += hub
-    src = np.repeat(np.arange(n_local), degrees)
-    dst = rng.integers(0, max(1, n_local + n_ghosts), src.size)
-    if both:
-        local = dst < n_local
-        src, dst = np.concatenate([src, dst[local]]), np.concatenate([dst, src[local]])
-    order = np.lexsort((dst, src))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n_local))])
-    indices = dst[order].astype(np.int32)
-    for u in range(1, n_local, 2) if ghosts_first else ():
-        row = indices[indptr[u]:indptr[u + 1]]
-        row[:] = np.concatenate([row[row >= n_local], row[row < n_local]])
-    return indptr.astype(np.int64), indices
 
 
 GRAPHS = [(0, 0, 0, 0), (0, 3, 1, 0), (1, 0, 2, 0), (1, 2, 3, 0), (7, 2, 4, 0), (60, 5, 5, 0),

@@ -13,7 +13,7 @@ import pytest
 from totem_py import generate, io, store
 from totem_py.graph import Graph
 
-from toys import toy_graphs, with_random_weights
+from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,6 +93,7 @@ def run(*args):
                           text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_convert_writes_it_and_the_command_reads_it(tmp_path):
     path = tmp_path / "tiny.tcsr"
     proc = run("-m", "totem_py.convert", "tests/data/tiny.wel", path)
@@ -163,6 +164,7 @@ def corrupt(tmp_path, how):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how, words", [
     ("magic", "does not start with TOTEMCSR"), ("json", "not JSON"),
     ("version", "unsupported totem_py-tcsr version 7"), ("cut", "outside the file"),
@@ -179,6 +181,7 @@ def test_bad_files_are_exit_2_with_one_line(tmp_path, how, words):
         proc.stderr
 
 
+@pytest.mark.slow
 def test_missing_file(tmp_path):
     proc = run("-m", "totem_py.run", "--graph", tmp_path / "none.tcsr", "--quiet")
     assert proc.returncode == 2 and "no such file" in proc.stderr

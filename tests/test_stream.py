@@ -11,7 +11,6 @@ import pytest
 import bsp.operators
 import bsp.stream
 from bsp import EdgeOptions, Engine
-from bsp.partition import DeviceView
 from bsp.stream import MAX_CHUNKS, chunk_starts, row_lines
 from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
@@ -22,91 +21,18 @@ from totem_py.algorithms.sssp import default_delta
 from totem_py.errors import InputError
 from totem_py.harness import default_source, run
 
-from test_engine import STRATEGIES, TOYS, check_matrix
-from toys import with_random_weights
-from twins import twins  # noqa: F401 (fixture)
+from tests.support.matrix import STRATEGIES, TOYS, check_matrix
+from tests.support.stream import (TRANSFERS, cache_bytes, cached_streaming, check_sorted_mapped,
+                                  check_sorted_segments, one_of_each, streaming)
+from tests.support.toys import with_random_weights
 
-TRANSFERS = ("filter", "compaction", "zerocopy", "auto")
-
-
-def streaming(graph, chunk_bytes=64, fraction=0.3):
-    """Options under which a GPU partition holding most of `graph` streams its edges: chunks of
-    16 edges, a budget for the staging buffers plus `fraction` of the edges as 4-byte ids."""
-    window = 4 * (chunk_bytes // 4 + int(graph.out_degree.max(initial=0)))
-    budget = int(fraction * graph.n_edges * 4) + 3 * window * 12
-    return dict(budget=budget, chunk_bytes=chunk_bytes)
-
-
-def cache_bytes(graph, fraction=0.1):
-    """A GPU cache for `fraction` of the edges as 4-byte ids (taken out of streaming()'s budget,
-    which keeps 0.3 of them)."""
-    return int(fraction * graph.n_edges * 4)
-
-
-def cached_streaming(graph, chunk_bytes=64):
-    """Options under which every algorithm's views stream in (almost) every configuration and
-    have a cache: one chunk per copy (so that the staging buffers hold the longest row, not four
-    rows of hubs), a cache for 5% of the edges as ids and 2% more for resident chunks. A
-    directed graph's BFS splits the budget between two views, and CC reads rows of in- plus
-    out-edges: hence 24 bytes per edge of the longest such row (3 buffers of ids and float32
-    weights, or of ids in half the budget)."""
-    deg = graph.out_degree if not graph.directed else \
-        graph.out_degree + np.bincount(graph.indices, minlength=graph.n_vertices)
-    window = max(int(deg.max(initial=0)), chunk_bytes // 4)
-    cache = cache_bytes(graph, 0.05)
-    return dict(budget=24 * window + cache + cache_bytes(graph, 0.02), chunk_bytes=chunk_bytes,
-                merge=1, cache=cache)
-
-
-@pytest.mark.parametrize("transfer", TRANSFERS)
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer, strategy", one_of_each(TRANSFERS, STRATEGIES))
 def test_every_engine_matches_the_references(transfer, strategy):
     for name in ("rmat10u", "rmat10"):
         g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)
         check_matrix(g, strategy, devices=("emulated",), shares=(0.5, 0.0), gpus_list=(1, 2),
                      edges=EdgeOptions(transfer, **streaming(g)))
-
-
-def check_sorted_mapped(monkeypatch, device):
-    """Edges in mapped host memory (zerocopy, no budget): the kernels get every queue
-    ascending (SORT_ZEROCOPY 1), and the references' answers."""
-    monkeypatch.setattr(bsp.stream, "SORT_ZEROCOPY", 1)
-    seen = []
-    segments = DeviceView.queue_segments
-
-    def spy(self, queue, qlen, pieces=1):
-        out = segments(self, queue, qlen, pieces)
-        if self.host_bytes and qlen > 1:
-            rows = out[0][3][:qlen]
-            rows = rows.get() if device == "gpu" else rows
-            seen.append(bool(np.all(np.diff(rows) >= 0)))
-        return out
-    monkeypatch.setattr(DeviceView, "queue_segments", spy)
-    g = with_random_weights(generate("rmat:10", seed=4, undirected=True), 5)
-    check_matrix(g, "HIGH", devices=(device,), shares=(0.0, 0.5), gpus_list=(1, 2),
-                 edges=EdgeOptions("zerocopy"))
-    assert len(seen) > 10 and all(seen)
-
-
-def check_sorted_segments(transfer, monkeypatch, device):
-    """Every zero-copy segment sorted (SORT_ZEROCOPY 1: also a queue that is one segment
-    whole, copied first), and every compaction segment: the references' answers, and the
-    kernels (or the gather) got ascending rows."""
-    monkeypatch.setattr(bsp.stream, "SORT_ZEROCOPY", 1)
-    seen = []
-    ascending = bsp.stream.EdgeStream._ascending
-
-    def spy(self, sub, length, shared, least=0):
-        out = ascending(self, sub, length, shared, least)
-        rows = out[:length].get() if device == "gpu" else out[:length]
-        seen.append(bool(np.all(np.diff(rows) >= 0)))   # a GPU queue may repeat a vertex
-        return out
-    monkeypatch.setattr(bsp.stream.EdgeStream, "_ascending", spy)
-    for name in ("rmat10u", "rmat10"):
-        g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)
-        check_matrix(g, "HIGH", devices=(device,), shares=(0.0, 0.5), gpus_list=(1,),
-                     edges=EdgeOptions(transfer, **streaming(g)))
-    assert len(seen) > 10 and all(seen)
 
 
 @pytest.mark.parametrize("transfer", ("zerocopy", "compaction", "auto"))
@@ -407,15 +333,8 @@ def test_weights_narrow_to_float32_only_when_exact():
 
 # -- the GPU cache of hot rows ------------------------------------------------------------------
 
-@pytest.fixture
-def often(monkeypatch):
-    """Candidates every 5% of n queue vertices instead of every n, so that the runs of the
-    matrix select, refresh and serve from the cache many times (results must not change)."""
-    monkeypatch.setattr(bsp.stream, "GAMMA", 0.05)
-
-
-@pytest.mark.parametrize("transfer", TRANSFERS)
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.slow
+@pytest.mark.parametrize("transfer, strategy", one_of_each(TRANSFERS, STRATEGIES))
 def test_every_engine_matches_the_references_with_the_cache(transfer, strategy, often):
     for name in ("rmat10u", "rmat10"):
         g = with_random_weights(generate("rmat:10", seed=4, undirected=name.endswith("u")), 5)

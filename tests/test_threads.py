@@ -34,6 +34,7 @@ def test_wait_policy_spins_only_on_large_idle_machines(monkeypatch):
     assert kernels_cpu.wait_policy(cores=16) == "passive"
 
 
+@pytest.mark.slow
 def test_other_load_sees_a_cpu_bound_process():
     if kernels_cpu.other_load() is None:
         pytest.skip("no /proc/loadavg")
@@ -45,6 +46,7 @@ def test_other_load_sees_a_cpu_bound_process():
         busy.wait()
 
 
+@pytest.mark.slow
 def test_package_picks_the_layer_and_policy_and_keeps_the_users():
     show = ("import os, kernels_cpu; t = kernels_cpu.threads(); "
             "print(t['layer'], t['wait_policy'], os.environ['NUMBA_THREADING_LAYER'])")

@@ -1,4 +1,4 @@
-"""Toy graphs with known answers, as in TOTEM's tests (a helper module, not a test file).
+"""Toy graphs with known answers, as in TOTEM's tests.
 
     empty         0 vertices
     single        1 vertex, no edge
@@ -14,14 +14,9 @@
 same both ways on an undirected graph.
 """
 
-import pathlib
-import sys
-
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # the repo root, for totem_py
-
-from totem_py.graph import Graph  # noqa: E402
+from totem_py.graph import Graph
 
 
 def _graph(edges, n_vertices, name):

@@ -1,14 +1,16 @@
-"""Kernel platforms for tests (a helper module, not a test file).
+"""Kernel platforms for tests.
 
-`twins`: the engine's own kernels of kernels_cpu and, where CuPy sees a device, their CUDA twins
-on the same data: `twins.boxes` is kernels_cpu.boxes or kernels_gpu.boxes, `put` copies an array
+`Twins("cpu")` / `Twins("gpu")`: the engine's own kernels of kernels_cpu and their CUDA twins on
+the same data: `twins.boxes` is kernels_cpu.boxes or kernels_gpu.boxes, `put` copies an array
 into the platform's memory and `get` back to NumPy.
 
-`backend`: the operators' backends (bsp/operators.py): the CPU's; tests/ptxcheck (every call
-compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed); the GPU's
-on a real device; in a process under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1, which
-tests/test_gpu_backend.py starts for some tests), the GPU's run as Python on NumPy arrays. `backend.part(n_local)` is a partition for the operators and `backend.view(...)`
-a view of a CSR whose rows may come in ranges, as streamed edges do."""
+The operators' backends (bsp/operators.py), `Twins(device, operators)`: the CPU's; tests/ptxcheck
+(every call compiled by the GPU backend to PTX for sm_90, computed by the CPU's: no GPU needed);
+the GPU's on a real device; in a process under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1,
+which tests/test_gpu_backend.py starts for some tests), the GPU's run as Python on NumPy arrays.
+`part(n_local)` is a partition for the operators and `view(...)` a view of a CSR whose rows may
+come in ranges, as streamed edges do. The fixtures `twins` and `backend` (conftest.py) sweep them.
+"""
 
 import importlib
 import os
@@ -99,15 +101,3 @@ class View:
             sub = items[(items >= first) & (items < end)]
             if sub.size:
                 yield self.indptr, indices, self.weights, self.twins.put(sub), sub.size
-
-
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=ON_GPU)])
-def twins(request):
-    return Twins(request.param)
-
-
-@pytest.fixture(params=["cpu", "ptxcheck", pytest.param("gpu", marks=ON_GPU)]
-                + ["simulated"] * SIMULATED)
-def backend(request):
-    operators = {"ptxcheck": "tests.ptxcheck", "simulated": "kernels_gpu"}.get(request.param)
-    return Twins("gpu" if request.param == "gpu" else "cpu", operators)
