@@ -19,7 +19,7 @@ from partitioners import partition
 from totem_py.algorithms import ALGORITHMS
 from totem_py.harness import default_source
 
-from toys import rmat_small, toy_graphs, with_random_weights
+from tests.support.toys import rmat_small, toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
@@ -86,6 +86,7 @@ def test_sssp_on_a_road_grid_takes_fewer_supersteps_async():
             assert steps["async-push-dd"] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ROAD.exists(), reason="needs ../shared/data/road-usroads.mtx.gz")
 def test_sssp_on_road_usroads_auto_takes_a_quarter_of_the_supersteps():
     graph = totem_py.load(ROAD)
@@ -97,6 +98,7 @@ def test_sssp_on_road_usroads_auto_takes_a_quarter_of_the_supersteps():
     assert np.array_equal(runs["auto"].values, runs["sync-push-dd"].values)
 
 
+@pytest.mark.slow
 def test_pagerank_delta_auto_uses_several_paths_and_the_trace_shows_them(tmp_path):
     out = tmp_path / "run.json"
     proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:12",
@@ -112,6 +114,7 @@ def test_pagerank_delta_auto_uses_several_paths_and_the_trace_shows_them(tmp_pat
     assert all(len(r["rounds"]) == len(r["compute_s"]) for r in m["per_superstep"])
 
 
+@pytest.mark.slow
 def test_a_forced_path_not_offered_is_one_line_exit_2():
     for algorithm, path, words in (("sssp", "sync-pull-td", "sssp offers async-push-dd"),
                                    ("pagerank", "sync-push-dd", "pagerank offers no path"),
@@ -143,7 +146,7 @@ from bsp import Engine
 from partitioners import partition
 from totem_py.algorithms import ALGORITHMS
 from totem_py.harness import default_source
-from toys import toy_graphs, with_random_weights
+from tests.support.toys import toy_graphs, with_random_weights
 bad = []
 for gname in ("star", "disconnected"):
     g = with_random_weights(toy_graphs()[gname], seed=3)
@@ -162,6 +165,7 @@ sys.exit(1 if bad else 0)
 """
 
 
+@pytest.mark.slow
 def test_every_path_on_the_simulated_gpu():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
