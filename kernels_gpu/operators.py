@@ -294,6 +294,22 @@ def _numba_type(a):
     return from_dtype(np.asarray(a).dtype)
 
 
+def _type_of(kind):
+    """The numba type of arguments of `kind` (`_key`'s: a dtype's char for an array, a
+    scalar's Python type, a tuple of them), as `_numba_type` gives for the arguments."""
+    from numba.cuda import types
+    from numba.cuda.np.numpy_support import from_dtype
+    if isinstance(kind, tuple):
+        return types.Tuple([_type_of(k) for k in kind])
+    if isinstance(kind, str):
+        return types.Array(from_dtype(np.dtype(kind)), 1, "C")
+    if issubclass(kind, (bool, np.bool_, int)):
+        return types.int64
+    if issubclass(kind, float):
+        return types.float64
+    return from_dtype(np.dtype(kind))
+
+
 _SLOT = {"int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "float64": "d",
          "float32": "f4x", "int16": "h6x", "uint16": "H6x", "int8": "b7x", "uint8": "B7x"}
 
@@ -495,20 +511,29 @@ class Kernel:
                         reduce_into=device(reduced), merge_step=device(next_common))
         bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
+        self.spec = template, fns, arity, switches
         self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
         self.current = {}       # device -> the last one used there
 
     def __call__(self, grid, block, *args):
         grid = max(int(grid), 1)
-        if SIMULATED:
-            self.dispatcher[grid, block](*args)
-        elif COMPILE_ONLY:
+        if SIMULATED:   # compiled for a GPU too, once per argument kinds (kernels_gpu/ptx.py)
             key = _key(args)
             if key not in self.launches:
-                self.launches[key] = cuda.compile_ptx(
-                    self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
+                from .ptx import check
+                self.launches[key] = check(*self.spec, key)
+            self.dispatcher[grid, block](*args)
+        elif COMPILE_ONLY:
+            self.compile_ptx(_key(args))
         else:
             launch(self, grid, block, args)
+
+    def compile_ptx(self, kinds):
+        """The PTX for COMPILE_CC of this kernel for arguments of `kinds` (`_key`), memoised."""
+        if kinds not in self.launches:
+            self.launches[kinds] = cuda.compile_ptx(
+                self.dispatcher.py_func, tuple(_type_of(k) for k in kinds), cc=COMPILE_CC)
+        return self.launches[kinds]
 
 
 _KERNELS = {}
