@@ -1,19 +1,21 @@
-"""The GPU operators' kernels compiled to PTX without a GPU: what numba-cuda's simulator runs is
-also checked to compile for a real device.
+"""The GPU operators' kernels compiled to PTX without a GPU.
 
 `compile_only()` switches kernels_gpu.operators to COMPILE_ONLY with a stand-in for the current
-device (tests/ptxcheck pairs it with the CPU backend). `check` serves `--device simulated`
-(NUMBA_ENABLE_CUDASIM=1): the simulator runs functors as Python, so one a GPU cannot compile (a
-list, np.zeros) would run there and fail only on a GPU; and the simulator replaces numba.cuda in
-its process, so the compiling happens in a child process without it, started at the first
-check and kept for the process's life. Each kernel (template, functors, switches) is sent
-there once per argument types, by reference: a template by name, a functor by its module's
-name and file and its qualified name (the child imports the module, or loads the file under
-that name, as the parent did). A functor that cannot be named so (a closure, a lambda) is not
-checked. The child's Numba error comes back as a NumbaError, which bsp/operators.py's
-`functor_errors` turns into one line at the functor's file and line.
+device (tests/ptxcheck pairs it with the CPU backend, which computes). `check` serves `--device
+simulated` (NUMBA_ENABLE_CUDASIM=1): the simulator runs functors as Python, so one a GPU cannot
+compile (a list, np.zeros) would run there and fail only on a GPU. The simulator replaces
+numba.cuda in its process, so the compiling happens in a child process without it, started
+when the simulator is chosen (totem_py/backend.py: it loads numba-cuda meanwhile) or at the
+first check, and kept for the process's life. Each kernel (template, functors, switches) goes
+there once per argument kinds, before its first simulated launch, by reference: the template
+by name, a functor by its module's name and file and its qualified name (the child imports
+the module, or loads the file under that name as the parent did, with the parent's sys.path).
+A functor that cannot be named so (a closure, a lambda) is not checked. The child's Numba
+error comes back as a NumbaError, which bsp/operators.py's `functor_errors` turns into one line
+at the functor's file and line.
 """
 
+import atexit
 import contextlib
 import importlib
 import importlib.util
@@ -59,7 +61,8 @@ def _reference(fn):
     return fn.__module__, os.path.realpath(path), fn.__qualname__
 
 
-def _child():
+def start():
+    """Start the child, if it is not running: it loads numba-cuda while the parent goes on."""
     global _CHILD
     if _CHILD is None or _CHILD[0].poll() is not None:
         env = dict(os.environ)
@@ -71,8 +74,12 @@ def _child():
              "from kernels_gpu.ptx import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env)
         _CHILD = proc, log
-        _send(list(sys.path))
-    return _CHILD
+        atexit.register(_stop, proc)
+
+
+def _stop(proc):
+    proc.stdin.close()      # the child's end of input: it returns
+    proc.wait()
 
 
 def _send(message):
@@ -91,19 +98,18 @@ def _send(message):
 
 def check(template, fns, arity, switches, kinds):
     """Compile `template` with its functors `fns` for arguments of `kinds` (operators._key) in
-    the child; a NumbaError where numba-cuda cannot, an InputError where it has no NVVM."""
+    the child; a NumbaError where numba-cuda cannot, a RuntimeError where it has no NVVM."""
     refs = {name: _reference(fn) for name, fn in fns.items()}
     if not refs or None in refs.values():
         return
-    _child()
-    reply = _send((template.__name__, refs, arity, switches, kinds))
+    start()
+    reply = _send((list(sys.path), template.__name__, refs, arity, switches, kinds))
     if reply is None:
         return
     kind, text, path, line = reply
     if kind == "nvvm":
-        from totem_py.errors import InputError
-        raise InputError("--device simulated also compiles each functor for a GPU, which needs "
-                         f"NVVM (pip install nvidia-nvvm): {text}")
+        raise RuntimeError("the simulator's kernels are compiled for a GPU too, which needs "
+                           f"NVVM (pip install nvidia-nvvm): {text}")
     from numba.core import ir
     from numba.core.errors import NumbaError
     error = NumbaError(text)
@@ -136,20 +142,17 @@ def _functor(name, path, qualname):
 
 
 def serve():
-    """The child: read (template, functor references, arity, switches, kinds) from stdin, compile,
-    write None or (kind, message, file, line) to what was stdout (stdout itself goes to stderr,
-    so that what the functors' modules print cannot reach the parent as a reply)."""
+    """The child: read (sys.path, template, functor references, arity, switches, kinds) from
+    stdin, compile, write None or (kind, message, file, line) to what was stdout (stdout itself
+    goes to stderr, so that what the functors' modules print cannot reach the parent)."""
     inp, out = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    sys.path[:] = pickle.load(inp)
-    pickle.dump(None, out)
-    out.flush()
     from numba.core.errors import NumbaError
 
     from . import operators as gpu
     while True:
         try:
-            template, refs, arity, switches, kinds = pickle.load(inp)
+            sys.path[:], template, refs, arity, switches, kinds = pickle.load(inp)
         except EOFError:
             return
         reply = None
