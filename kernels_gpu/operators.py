@@ -519,10 +519,13 @@ class Kernel:
         grid = max(int(grid), 1)
         if SIMULATED:   # compiled for a GPU too, once per argument kinds (kernels_gpu/ptx.py)
             key = _key(args)
-            if key not in self.launches:
-                from .ptx import check
-                self.launches[key] = check(*self.spec, key)
-            self.dispatcher[grid, block](*args)
+            if key in self.launches:
+                self.dispatcher[grid, block](*args)
+                return
+            from .ptx import checked
+            with checked(*self.spec, key):
+                self.dispatcher[grid, block](*args)
+            self.launches[key] = None
         elif COMPILE_ONLY:
             self.compile_ptx(_key(args))
         else:

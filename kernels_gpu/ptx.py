@@ -1,18 +1,20 @@
 """The GPU operators' kernels compiled to PTX without a GPU.
 
 `compile_only()` switches kernels_gpu.operators to COMPILE_ONLY with a stand-in for the current
-device (tests/ptxcheck pairs it with the CPU backend, which computes). `check` serves `--device
-simulated` (NUMBA_ENABLE_CUDASIM=1): the simulator runs functors as Python, so one a GPU cannot
-compile (a list, np.zeros) would run there and fail only on a GPU. The simulator replaces
-numba.cuda in its process, so the compiling happens in a child process without it, started
-when the simulator is chosen (totem_py/backend.py: it loads numba-cuda meanwhile) or at the
-first check, and kept for the process's life. Each kernel (template, functors, switches) goes
-there once per argument kinds, before its first simulated launch, by reference: the template
-by name, a functor by its module's name and file and its qualified name (the child imports
-the module, or loads the file under that name as the parent did, with the parent's sys.path).
-A functor that cannot be named so (a closure, a lambda) is not checked. The child's Numba
-error comes back as a NumbaError, which bsp/operators.py's `functor_errors` turns into one line
-at the functor's file and line.
+device (tests/ptxcheck pairs it with the CPU backend, which computes). `checked` serves
+`--device simulated` (NUMBA_ENABLE_CUDASIM=1): the simulator runs functors as Python, so one a
+GPU cannot compile (a list, np.zeros) would run there and fail only on a GPU. The simulator
+replaces numba.cuda in its process, so the compiling happens in a child process without it,
+started when the simulator is chosen (totem_py/backend.py: it loads numba-cuda meanwhile) or at
+the first check, and kept for the process's life.
+
+Each kernel (template, functors, switches) goes to the child once per argument kinds, by
+reference: the template by name, a functor by its module's name and file and its qualified
+name (the child imports the module, or loads the file under that name as the parent did, with
+the parent's sys.path). A functor that cannot be named so (a closure, a lambda) is not checked.
+The child compiles while the simulator runs the kernel's first launch; after that launch, the
+child's Numba error is raised as a NumbaError, which bsp/operators.py's `functor_errors` turns
+into one line at the functor's file and line.
 """
 
 import atexit
@@ -24,6 +26,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 
@@ -49,6 +52,7 @@ def compile_only():
 # -- the simulated process's side ---------------------------------------------------------------
 
 _CHILD = None
+_LOCK = threading.Lock()
 
 
 def _reference(fn):
@@ -82,11 +86,9 @@ def _stop(proc):
     proc.wait()
 
 
-def _send(message):
+def _read():
     proc, log = _CHILD
     try:
-        pickle.dump(message, proc.stdin)
-        proc.stdin.flush()
         return pickle.load(proc.stdout)
     except (OSError, EOFError, pickle.UnpicklingError):
         proc.wait()
@@ -96,14 +98,24 @@ def _send(message):
                            f"{' '.join(tail) or f'exit {proc.returncode}'}") from None
 
 
-def check(template, fns, arity, switches, kinds):
-    """Compile `template` with its functors `fns` for arguments of `kinds` (operators._key) in
-    the child; a NumbaError where numba-cuda cannot, a RuntimeError where it has no NVVM."""
+@contextlib.contextmanager
+def checked(template, fns, arity, switches, kinds):
+    """The block (a kernel's first simulated launch) runs while the child compiles `template`
+    with its functors `fns` for arguments of `kinds` (operators._key); after it, a NumbaError
+    where numba-cuda cannot compile them, a RuntimeError where it has no NVVM."""
     refs = {name: _reference(fn) for name, fn in fns.items()}
     if not refs or None in refs.values():
+        yield
         return
-    start()
-    reply = _send((list(sys.path), template.__name__, refs, arity, switches, kinds))
+    with _LOCK:     # one request in flight: the replies come in order
+        start()
+        pickle.dump((list(sys.path), template.__name__, refs, arity, switches, kinds),
+                    _CHILD[0].stdin)
+        _CHILD[0].stdin.flush()
+        try:
+            yield
+        finally:
+            reply = _read()
     if reply is None:
         return
     kind, text, path, line = reply
