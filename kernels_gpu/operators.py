@@ -281,22 +281,12 @@ def bitmap(n, out, args):
 # -- compiling and launching --------------------------------------------------------------------
 
 def _numba_type(a):
-    from numba.cuda import types
-    from numba.cuda.np.numpy_support import from_dtype
-    if isinstance(a, tuple):
-        return types.Tuple([_numba_type(x) for x in a])
-    if _is_array(a):
-        return types.Array(from_dtype(a.dtype), 1, "C")
-    if isinstance(a, (bool, np.bool_, int)):
-        return types.int64
-    if isinstance(a, float):
-        return types.float64
-    return from_dtype(np.asarray(a).dtype)
+    return _type_of(_key((a,))[0])
 
 
 def _type_of(kind):
     """The numba type of arguments of `kind` (`_key`'s: a dtype's char for an array, a
-    scalar's Python type, a tuple of them), as `_numba_type` gives for the arguments."""
+    scalar's Python type, a tuple of them)."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import from_dtype
     if isinstance(kind, tuple):
