@@ -90,10 +90,11 @@ _NOISE = ("Failed in ", "During: ", "File ", "No implementation of function", ">
 
 def _functor_error(exc, functors):
     """The InputError of a Numba error `exc` raised compiling `functors`: at the line Numba
-    names where it is in one of them, else at the line of the functor (the one the message
-    names, else the first) that uses what failed, else at its first line."""
+    names (its location, else the statement it was lowering) where it is in one of them, else
+    at the line of the functor (the one the message names, else the first) that uses what
+    failed, else at its first line."""
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(exc).splitlines()]
-    lines = [re.sub(r"^\w*TypingError: ", "", line) for line in lines if line]
+    lines = [re.sub(r"^(\w*TypingError|NumbaRuntimeError): ", "", line) for line in lines if line]
     codes = {fn.__name__: (fn, fn.__code__) for fn in functors if hasattr(fn, "__code__")}
     calls = [line[4:] for line in lines if line.startswith(">>> ")]
     named = used = None
@@ -106,10 +107,15 @@ def _functor_error(exc, functors):
         essence = next((line for line in lines if not line.startswith(_NOISE)),
                        type(exc).__name__)
         named = next((c.split("(")[0] for c in calls if c.split("(")[0] in codes), None)
+    if essence.startswith("NRT required"):      # numba-cuda lowering a list or an array
+        essence = "it allocates memory (a list, an array), which a GPU kernel cannot"
     if not codes:
         return InputError(f"a functor does not compile: {essence}")
     loc = getattr(exc, "loc", None)
     path, line = getattr(loc, "filename", None), getattr(loc, "line", None)
+    lowering = re.search(r"During: lowering .* at (.+) \((\d+)\)$", "\n".join(lines), re.M)
+    if line is None and lowering:
+        path, line = lowering[1], int(lowering[2])
     inside = [fc for fc in codes.values() if fc[1].co_filename == path and line is not None
               and fc[1].co_firstlineno <= line]
     if inside:

@@ -281,17 +281,23 @@ def bitmap(n, out, args):
 # -- compiling and launching --------------------------------------------------------------------
 
 def _numba_type(a):
+    return _type_of(_key((a,))[0])
+
+
+def _type_of(kind):
+    """The numba type of arguments of `kind` (`_key`'s: a dtype's char for an array, a
+    scalar's Python type, a tuple of them)."""
     from numba.cuda import types
     from numba.cuda.np.numpy_support import from_dtype
-    if isinstance(a, tuple):
-        return types.Tuple([_numba_type(x) for x in a])
-    if _is_array(a):
-        return types.Array(from_dtype(a.dtype), 1, "C")
-    if isinstance(a, (bool, np.bool_, int)):
+    if isinstance(kind, tuple):
+        return types.Tuple([_type_of(k) for k in kind])
+    if isinstance(kind, str):
+        return types.Array(from_dtype(np.dtype(kind)), 1, "C")
+    if issubclass(kind, (bool, np.bool_, int)):
         return types.int64
-    if isinstance(a, float):
+    if issubclass(kind, float):
         return types.float64
-    return from_dtype(np.asarray(a).dtype)
+    return from_dtype(np.dtype(kind))
 
 
 _SLOT = {"int64": "q", "uint64": "Q", "int32": "i4x", "uint32": "I4x", "float64": "d",
@@ -495,20 +501,32 @@ class Kernel:
                         reduce_into=device(reduced), merge_step=device(next_common))
         bindings.update({k: tupled(f, leading(f, arity)) for k, f in fns.items()})
         self.dispatcher = cuda.jit(cache=not SIMULATED)(specialize(template, name, bindings))
+        self.spec = template, fns, arity, switches
         self.launches = {}      # (argument kinds, device) -> _Launch or _Dispatched
         self.current = {}       # device -> the last one used there
 
     def __call__(self, grid, block, *args):
         grid = max(int(grid), 1)
-        if SIMULATED:
-            self.dispatcher[grid, block](*args)
-        elif COMPILE_ONLY:
+        if SIMULATED:   # compiled for a GPU too, once per argument kinds (kernels_gpu/ptx.py)
             key = _key(args)
-            if key not in self.launches:
-                self.launches[key] = cuda.compile_ptx(
-                    self.dispatcher.py_func, tuple(_numba_type(a) for a in args), cc=COMPILE_CC)
+            if key in self.launches:
+                self.dispatcher[grid, block](*args)
+                return
+            from .ptx import checked
+            with checked(*self.spec, key):
+                self.dispatcher[grid, block](*args)
+            self.launches[key] = None
+        elif COMPILE_ONLY:
+            self.compile_ptx(_key(args))
         else:
             launch(self, grid, block, args)
+
+    def compile_ptx(self, kinds):
+        """The PTX for COMPILE_CC of this kernel for arguments of `kinds` (`_key`), memoised."""
+        if kinds not in self.launches:
+            self.launches[kinds] = cuda.compile_ptx(
+                self.dispatcher.py_func, tuple(_type_of(k) for k in kinds), cc=COMPILE_CC)
+        return self.launches[kinds]
 
 
 _KERNELS = {}

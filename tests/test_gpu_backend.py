@@ -49,11 +49,14 @@ def test_algorithms_compile_for_the_gpu(name, monkeypatch):
     ("    return reached[t] == widht and atomic_max(reached, t, 1) == 0",
      ["NameError: name 'widht' is not defined"]),
     ("    z = np.zeros(3)\n    return reached[t] == z[0] and atomic_max(reached, t, 1) == 0",
-     ["zeros(", "cannot compile"])])
+     ["zeros(", "cannot compile"]),
+    ("    z = [0, 1]\n    return reached[t] == z[0] and atomic_max(reached, t, 1) == 0",
+     ["allocates memory (a list"])])
 def test_a_gpu_functor_that_does_not_compile_names_its_file_and_line(body, words, tmp_path,
                                                                      monkeypatch):
-    """A user functor numba-cuda cannot compile (a misspelt name; np.zeros, which a GPU has
-    not): an InputError naming the file, the line that fails, the functor and the reason."""
+    """A user functor numba-cuda cannot compile (a misspelt name; np.zeros and a list, which a
+    GPU has not): an InputError naming the file, the line that fails, the functor and the
+    reason."""
     import kernels_gpu.operators as gpu
     import totem_py
     from totem_py.algorithms.base import find
@@ -72,6 +75,49 @@ def test_a_gpu_functor_that_does_not_compile_names_its_file_and_line(body, words
     message = str(caught.value)
     for w in [f"{path}:{line}: functor claim (line ", *words]:
         assert w in message and "\n" not in message, message
+
+
+KHOP = (ROOT / "examples" / "khop.py").read_text()
+GOOD = "    return reached[t] == 0 and atomic_max(reached, t, 1) == 0"
+
+
+def simulated(*args):
+    """The command with --device simulated, in a process of its own."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    return subprocess.run([sys.executable, "-m", "totem_py.run", *map(str, args), "--device",
+                           "simulated", "--quiet"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_the_simulated_gpu_refuses_a_functor_a_gpu_cannot_compile(tmp_path):
+    """np.zeros in a GPU functor: Numba compiles it for the CPU and the simulator runs it as
+    Python, so cpu and emulated run it; simulated compiles each kernel for a GPU too
+    (kernels_gpu/ptx.py) and refuses it: exit 2, one line at the file and line."""
+    import totem_py
+    from totem_py.algorithms.base import find
+    path = tmp_path / "zeros.py"
+    zeros = "    z = np.zeros(3)\n" + GOOD.replace("== 0 and", "== z[0] and")
+    path.write_text(KHOP.replace('name = "khop"', f'name = "{tmp_path.name}"').replace(GOOD, zeros))
+    line = KHOP.splitlines().index(GOOD) + 1
+    first = KHOP.splitlines().index("def claim(s, t, w, reached):") + 1
+    graph = totem_py.generate("rmat:6")
+    for device in ("cpu", "emulated"):
+        totem_py.run(graph, find(str(path)), source=3, device=device, cpu_share=0.25,
+                     verify=True)
+    proc = simulated("--graph", "rmat:6", "--algorithm", path, "--source", 3)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr[-2000:]
+    assert proc.stderr.startswith(f"error: {path}:{line}: functor claim (line {first}) does "
+                                  "not compile: it calls zeros(") \
+        and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_simulated_gpu_runs_a_functor_a_gpu_compiles():
+    proc = simulated("--graph", "rmat:6", "--algorithm", ROOT / "examples" / "khop.py",
+                     "--source", 3, "--verify")
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 @pytest.mark.slow

@@ -34,7 +34,9 @@ def resolve_device(device):
 def use_cuda_simulator():
     """GPU partitions run the GPU operators under numba-cuda's simulator (`--device
     simulated`: emulated partitions whose functors and operator kernels execute as Python,
-    thread by thread; for testing on small graphs). It must be chosen before numba.cuda loads."""
+    thread by thread; for testing on small graphs). It must be chosen before numba.cuda loads.
+    The kernels it runs are compiled for a GPU too, in a child process started here
+    (kernels_gpu/ptx.py): a functor a GPU cannot compile is refused under the simulator too."""
     import os
     import sys
     from .errors import InputError
@@ -46,3 +48,9 @@ def use_cuda_simulator():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     from numba import config
     config.ENABLE_CUDASIM = True
+    from numba.cuda.cuda_paths import get_cuda_paths
+    if get_cuda_paths()["nvvm"].info is None:
+        raise InputError("--device simulated compiles every functor for a GPU too, which needs "
+                         "NVVM (pip install nvidia-nvvm)")
+    from kernels_gpu import ptx
+    ptx.start()
