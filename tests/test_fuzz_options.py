@@ -613,3 +613,12 @@ def test_a_vertex_count_past_memory_is_refused(n):
 def test_run_refuses_keywords_of_the_wrong_type(keywords, words):
     with pytest.raises(InputError, match=words):
         totem_py.run(totem_py.load(DATA / "tiny.wel"), "cc", device="cpu", **keywords)
+
+
+@pytest.mark.parametrize("seed, words", [(2**64, "below 2**64"), (2**64 + 5, "below 2**64"),
+                                         (-1, "at least 0"), (2.5, "an integer")])
+def test_a_seed_that_would_wrap_or_truncate_is_refused(seed, words):
+    with pytest.raises(InputError) as info:
+        totem_py.generate("rmat:5", seed=seed)
+    assert f"--seed must be {words}" in str(info.value)
+    assert totem_py.generate("rmat:5", seed=2**64 - 1).n_edges > 0
