@@ -24,6 +24,7 @@ among the fuzz tests of this file and test_fuzz_options.py:
         tests/test_fuzz.py tests/test_fuzz_options.py
 """
 
+import contextlib
 import gzip
 import io
 import os
@@ -306,8 +307,18 @@ class Hang(Exception):
     pass
 
 
-def _alarm(*_):
-    raise Hang(f"a case ran past {CASE_SECONDS} s")
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Hang raised in the block once it has run `seconds` (checked between Python bytecodes)."""
+    def alarm(*_):
+        raise Hang(f"a case ran past {seconds} s")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 ALGORITHMS = ("bfs", "cc", "sssp", "pagerank")
@@ -352,30 +363,24 @@ def make_case(folder, sources, k):
 def mutations(folder, sources, numbers):
     """Load, run and check the mutations numbered `numbers`; returns the outcomes' counts."""
     outcomes = {"error": 0, "verified": 0, "checked": 0}
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    try:
-        for k in numbers:
-            path, name, mutated_name, data, what = make_case(folder, sources, k)
-            where = f"TOTEM_FUZZ_SEED={SEED} case {k} ({what} of {name}, {path})"
-            signal.alarm(CASE_SECONDS)
-            try:
+    for k in numbers:
+        path, name, mutated_name, data, what = make_case(folder, sources, k)
+        where = f"TOTEM_FUZZ_SEED={SEED} case {k} ({what} of {name}, {path})"
+        try:
+            with time_limit(CASE_SECONDS):
                 outcome, graph = run_case(path, name, k)
-            except (AssertionError, Exception) as e:
-                raise AssertionError(f"{where}: {type(e).__name__}: {e}") from e
-            finally:
-                signal.alarm(0)
-            outcomes[outcome] += 1
-            if mutated_name.removesuffix(".gz").rsplit(".", 1)[-1] in ("txt", "el", "csv", "wel"):
-                expected = expected_edges(mutated_name, data)
-                assert (outcome == "error") == (expected is None), \
-                    f"{where}: reader {outcome}, the format says " \
-                    f"{'refuse' if expected is None else 'accept'}"
-                if graph is not None:
-                    check_edge_list(graph, expected)
-                    outcomes["checked"] += 1
-            path.unlink()
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+        except (AssertionError, Exception) as e:
+            raise AssertionError(f"{where}: {type(e).__name__}: {e}") from e
+        outcomes[outcome] += 1
+        if mutated_name.removesuffix(".gz").rsplit(".", 1)[-1] in ("txt", "el", "csv", "wel"):
+            expected = expected_edges(mutated_name, data)
+            assert (outcome == "error") == (expected is None), \
+                f"{where}: reader {outcome}, the format says " \
+                f"{'refuse' if expected is None else 'accept'}"
+            if graph is not None:
+                check_edge_list(graph, expected)
+                outcomes["checked"] += 1
+        path.unlink()
     return outcomes
 
 

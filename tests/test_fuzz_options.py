@@ -9,9 +9,10 @@ stderr and no output written (no temporary file left either); never 1, 3 (every 
 valid, so a failed verification is a wrong result), a traceback or a hang. Most run in this
 process through the command's own entry point, a few through `python -m totem_py.run`.
 
-Calls of totem_py.run take random keywords; graphs come from random arrays (every dtype, ids
-outside the graph, decreasing offsets, short weights, NaN). Each returns a result (checked by
-its verifier), or raises InputError, ValueError or TypeError with a one-line message.
+Calls of totem_py.run take random keywords, calls of totem_py.load and totem_py.generate random
+arguments; graphs come from random arrays (every dtype, ids outside the graph, decreasing
+offsets, short weights, NaN). Each returns a result (checked by its verifier) or a graph that is
+exactly what was asked, or raises InputError, ValueError or TypeError with a one-line message.
 
 The seed and, with `-m slow`, the time spent come from TOTEM_FUZZ_SEED and TOTEM_FUZZ_SECONDS
 (test_fuzz.py says how).
@@ -23,7 +24,6 @@ import io
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import traceback
@@ -38,7 +38,7 @@ import totem_py
 from totem_py.errors import InputError
 from totem_py.graph import Graph
 
-from test_fuzz import SEED, case_numbers, case_rng, on_demand_seconds
+from test_fuzz import SEED, Hang, case_numbers, case_rng, on_demand_seconds, time_limit
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -46,7 +46,7 @@ COMMANDS = 500              # command lines in this process
 SUBPROCESS = 3              # command lines through python -m totem_py.run
 API_CALLS = 400             # totem_py.run calls
 ARRAY_GRAPHS = 600          # Graph(...) and Graph.from_edges(...) constructions
-CASE_SECONDS = 60           # a case that takes longer is a hang
+CASE_SECONDS = 60           # a case that takes longer is a hang (compiling included)
 
 cli_module = importlib.import_module("totem_py.run")
 
@@ -61,7 +61,8 @@ GRAPHS = ["rmat:6", "road:6", "uniform:5", "rmat:5:2", "rmat:1", "road:1",
 HOSTILE_GRAPHS = ["", "rmat:", "rmat:0", "rmat:-1", "rmat:x", "rmat:6:0", "rmat:6:-2", "rmat:70",
                   "rmat:6.5", "road:6:3", "road:-2", "nope:6", "uniform:99", "{dir}",
                   "{dir}/missing.txt", "{dir}/garbage.txt", "/dev/null", "{dir}/r.npy",
-                  "{dir}/empty.txt", f"{DATA}/README.md", "rmat:6:1e9"]
+                  "{dir}/empty.txt", f"{DATA}/README.md", "rmat:6:1e9", "{dir}/a\nb.txt",
+                  "{dir}/ü v.txt", "{dir}/garbage.txt/g.txt", "rmat:٥", "RMAT:6"]
 
 NUMBERS = ["", "-1", "0", "nan", "inf", "-inf", "x", "1e400", "2.5", "0x10", " ", "1_0",
            "99999999999999999999999", str(2**63), str(-2**63 - 1)]
@@ -73,7 +74,8 @@ PATHS = ["auto", "sync-push-dd", "sync-push-td", "sync-pull-dd", "sync-pull-td",
 OUTPUT_NAMES = ["{dir}/r.npy", "{dir}/r.csv", "{dir}/r.txt", "{dir}/r.tsv", "{dir}/r.out"]
 HOSTILE_OUTPUTS = ["", "{dir}", "{dir}/missing/r.npy", "/proc/self/r.npy", "{dir}/sub/",
                    "{dir}/m.json", "{dir}/g.npz", "{dir}/" + "x" * 300 + ".npy",
-                   "{dir}/r{rank}.npy", "/dev/null"]
+                   "{dir}/r{rank}.npy", "/dev/null", "{dir}/o\nut.npy", "{dir}/ü r.csv",
+                   "{dir}/garbage.txt/r.npy", "{dir}/\x1b[31m.txt"]
 
 ALGORITHMS = {"bfs": ["--source"], "sssp": ["--source"], "cc": [],
               "pagerank": ["--iterations", "--tol", "--unweighted"],
@@ -120,7 +122,7 @@ STRAYS = [["--bogus"], ["x"], ["--graph"], ["--verify=1"], ["-"], ["--"], ["--gp
 # the files in each case's folder (g.npz: a small graph, written there too)
 FIXTURES = {"broken.py": b"def f(:\n", "raises.py": b"raise RuntimeError('at import')\n",
             "empty.py": b"x = 1\n", "garbage.txt": b"\x00\xff\xfe 1 2 3\n\x1b[31m",
-            "empty.txt": b""}
+            "empty.txt": b"", "ü v.txt": b"0 1\n1 2\n2 0\n"}
 
 
 def _fill(value, folder):
@@ -184,25 +186,6 @@ def npz(tmp_path_factory):
 
 
 # ---------------------------------------------------------------- running a command line
-
-class Hang(Exception):
-    pass
-
-
-def _alarm(*_):
-    raise Hang(f"a case ran past {CASE_SECONDS} s")
-
-
-@contextlib.contextmanager
-def time_limit(seconds=CASE_SECONDS):
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 def run_in_process(argv):
     """(exit code, stdout, stderr) of the command's entry point, TOTEM_DEBUG set so that an
@@ -401,7 +384,7 @@ def api_case(graphs, k):
     where = (f"TOTEM_FUZZ_SEED={SEED} api case {k}: totem_py.run(<{name}>, {algorithm!r}, "
              f"{', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
     try:
-        with time_limit(), warnings.catch_warnings():
+        with time_limit(CASE_SECONDS), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             threads = numba.get_num_threads()
             try:
@@ -421,11 +404,44 @@ def api_case(graphs, k):
     return "verified"
 
 
+SPECS = ["rmat:5", "road:4", "uniform:3:2", "rmat:1:1", *GRAPHS[6:-1], "rmat:41", "rmat:5:0",
+         "uniform:٣", DATA, "/dev/null", "/proc/self/mem", "rmat:5.0", Path("rmat:5")]
+
+
+def io_case(k):
+    """totem_py.generate or totem_py.load with random arguments."""
+    rng = case_rng(k, "io")
+    pick = lambda values: values[int(rng.integers(0, len(values)))]
+    spec = pick(SPECS) if rng.random() < 0.85 else pick(HOSTILE)
+    flags = [True, False, False, False, 1, "x", None, np.bool_(True)]
+    if rng.random() < 0.5 and not (isinstance(spec, str) and spec.startswith(("rmat", "road",
+                                                                             "uniform"))):
+        call, kwargs = totem_py.load, dict(undirected=pick(flags))
+    else:
+        call = totem_py.generate
+        kwargs = dict(seed=pick([0, 1, 2**64 - 1, np.uint64(7)] * 3 + HOSTILE),
+                      undirected=pick(flags), weighted=pick(flags))
+    where = f"TOTEM_FUZZ_SEED={SEED} io case {k}: totem_py.{call.__name__}({spec!r}, {kwargs})"
+    try:
+        with time_limit(CASE_SECONDS):
+            graph = call(spec, **kwargs)
+    except ACCEPTED as e:
+        assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
+        return "refused"
+    except BaseException as e:
+        raise AssertionError(f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}") \
+            from None
+    check_csr(graph, "Graph", [graph.indptr, graph.indices, graph.weights], where)
+    if call is totem_py.generate:
+        assert graph.n_vertices == 2 ** int(str(spec).split(":")[1]), where
+    return "loaded"
+
+
 def api_calls(numbers):
     graphs = api_graphs()
     outcomes = {}
     for k in numbers:
-        outcome = api_case(graphs, k)
+        outcome = io_case(k) if k % 5 == 4 else api_case(graphs, k)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     return outcomes
 
@@ -509,7 +525,7 @@ def graph_case(k):
              ", ".join(map(repr, args)) + f", directed={directed!r})")
     make = Graph if form == "Graph" else Graph.from_edges
     try:
-        with time_limit():
+        with time_limit(CASE_SECONDS):
             graph = make(*args, directed=directed)
     except ACCEPTED as e:
         assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
@@ -526,7 +542,7 @@ def graph_case(k):
     check_csr(graph, form, args, where)
     algorithm = str(rng.choice(list(ALGORITHMS)))
     try:
-        with time_limit(), warnings.catch_warnings():
+        with time_limit(CASE_SECONDS), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = totem_py.run(graph, algorithm, device=str(rng.choice(["cpu", "emulated"])),
                                   verify=True)
