@@ -638,3 +638,16 @@ def test_a_seed_that_would_wrap_or_truncate_is_refused(seed, words):
         totem_py.generate("rmat:5", seed=seed)
     assert f"--seed must be {words}" in str(info.value)
     assert totem_py.generate("rmat:5", seed=2**64 - 1).n_edges > 0
+
+
+@pytest.mark.parametrize("weights, tol", [([7.0, 2.5, math.inf, 0.0, 0.0], None),
+                                          ([1.0, 1e308, 7.0, 7.0, 2.5], None),
+                                          ([1.0, 1e25, 7.0, 7.0, 2.5], None),
+                                          ([1.0, 1e-25, 7.0, 7.0, 2.5], None),
+                                          ([1.0, 1e308, 7.0, 7.0, 2.5], 1e-6)])
+def test_pagerank_refuses_weights_its_shares_cannot_carry(weights, tol):
+    g = Graph.from_edges([0, 1, 2, 3, 4], [1, 2, 3, 4, 0], 5, weights=weights)
+    with pytest.raises(InputError, match="out-edges weigh .* in all, outside"):
+        totem_py.run(g, "pagerank", device="cpu", verify=True, tol=tol)
+    assert totem_py.run(g, "pagerank", device="cpu", verify=True, tol=tol,
+                        unweighted=True).metrics["verified"]
