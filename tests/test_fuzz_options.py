@@ -651,3 +651,13 @@ def test_pagerank_refuses_weights_its_shares_cannot_carry(weights, tol):
         totem_py.run(g, "pagerank", device="cpu", verify=True, tol=tol)
     assert totem_py.run(g, "pagerank", device="cpu", verify=True, tol=tol,
                         unweighted=True).metrics["verified"]
+
+
+def test_an_npz_of_an_unknown_zip_version_is_refused(tmp_path, npz):
+    """A damaged byte made a member need zip version 14.6: NotImplementedError, not exit 2."""
+    data = bytearray(npz)
+    data[data.index(b"PK\x01\x02") + 6] = 146        # version needed to extract
+    path = tmp_path / "v.npz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="not a valid .npz file .zip file version 14.6"):
+        totem_py.load(path)
