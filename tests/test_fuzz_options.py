@@ -661,3 +661,12 @@ def test_an_npz_of_an_unknown_zip_version_is_refused(tmp_path, npz):
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match="not a valid .npz file .zip file version 14.6"):
         totem_py.load(path)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--algorithm", "bfs", "--source", str(2**63)],
+    ["--algorithm", "bc", "--sources", f"1,{-2**63 - 1}"],
+])
+def test_relabel_refuses_a_vertex_numpy_cannot_hold(argv, quiet_process):
+    code, _, err = run_in_process(["--graph", "rmat:5:2", "--relabel", "--quiet", *argv])
+    assert code == 2 and err.count("\n") == 1 and "is not a vertex id" in err, err
