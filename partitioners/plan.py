@@ -352,7 +352,7 @@ def _order_members(graph, members, strategy, seed):
 
 def check_options(strategy, cpu_share, gpus, hub_sort):
     """The strategy (upper case) if the options are valid, else an InputError naming the option."""
-    strategy = strategy.upper()
+    strategy = strategy.upper() if isinstance(strategy, str) else strategy
     if strategy not in STRATEGIES:
         raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if not 0.0 <= cpu_share <= 1.0:
@@ -460,7 +460,7 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
     model's --cpu-share model, which needs beta at many candidate shares.
     Returns one dict per share: cpu_share, alpha (the CPU partition's actual share of the edges),
     partitions [{kind, vertices, edges, boundary_edges, remote_vertices}], beta, beta_aggregated."""
-    strategy = strategy.upper()
+    strategy = strategy.upper() if isinstance(strategy, str) else strategy
     if strategy not in STRATEGIES:
         raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     g, n = graph, graph.n_vertices

@@ -14,8 +14,17 @@ weight whose decimal text needs correct rounding.
 
 Readers run in this process (host memory capped at 2 GiB for the check, so huge ids are refused
 on any machine); a few cases go through `python -m totem_py.run` and `totem_py.convert`.
+
+Case k draws from its own generator, seeded by (TOTEM_FUZZ_SEED, k), so a failure names the
+seed and case that repeat it. The default run takes a fixed count of cases; `-m extended` runs further
+cases (their numbers follow the default run's) until TOTEM_FUZZ_SECONDS are spent, shared out
+among the fuzz tests of this file and test_fuzz_options.py:
+
+    TOTEM_FUZZ_SECONDS=1800 TOTEM_FUZZ_SEED=7 python -m pytest -m extended -s \
+        tests/test_fuzz.py tests/test_fuzz_options.py
 """
 
+import contextlib
 import gzip
 import io
 import os
@@ -23,7 +32,8 @@ import re
 import signal
 import subprocess
 import sys
-import zipfile
+import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +46,8 @@ from totem_py.io import load, save_npz
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
-SEED = 32
+SEED = int(os.environ.get("TOTEM_FUZZ_SEED", 32))
+SECONDS = float(os.environ.get("TOTEM_FUZZ_SECONDS", 120))     # of a `-m extended` run, in all
 CASES = 500                 # in process, spread over the files
 CLI_CASES = 8               # through the command
 PREFIX_LINES = 1500         # edge lines kept of each real file
@@ -45,6 +56,25 @@ CASE_SECONDS = 30           # a case that takes longer is a hang
 MEMORY = 2 << 30            # what the readers' memory check is told is available
 
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here")
+
+
+def case_rng(k, kind):
+    """The random generator of case k of a kind of case (a word)."""
+    return np.random.default_rng([SEED, zlib.crc32(kind.encode()), k])
+
+
+def on_demand_seconds(share):
+    """A test's share of TOTEM_FUZZ_SECONDS."""
+    return SECONDS * share
+
+
+def case_numbers(first, seconds):
+    """Case numbers from `first` on, until `seconds` have passed."""
+    deadline = time.monotonic() + seconds
+    k = first
+    while time.monotonic() < deadline:
+        yield k
+        k += 1
 
 
 # ---------------------------------------------------------------- sources
@@ -212,7 +242,7 @@ def expected_edges(name, data):
     if name.endswith(".gz"):
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, ValueError):
+        except (OSError, EOFError, ValueError, zlib.error):
             return None
         name = name[:-3]
     if data.startswith(b"\xef\xbb\xbf"):
@@ -277,8 +307,18 @@ class Hang(Exception):
     pass
 
 
-def _alarm(*_):
-    raise Hang(f"a case ran past {CASE_SECONDS} s")
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Hang raised in the block once it has run `seconds` (checked between Python bytecodes)."""
+    def alarm(*_):
+        raise Hang(f"a case ran past {seconds} s")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 ALGORITHMS = ("bfs", "cc", "sssp", "pagerank")
@@ -312,56 +352,63 @@ def sources(folder):
     return _sources(folder)
 
 
-@pytest.fixture(scope="module")
-def cases(folder, sources):
-    rng = np.random.default_rng(SEED)
-    out = []
-    for k in range(CASES + CLI_CASES):
-        name, data = sources[k % len(sources)]
-        mutated_name, mutated, what = mutate(rng, name, data)
-        path = _write(folder, f"c{k:03d}_{mutated_name}", mutated)
-        out.append((k, path, name, mutated_name, mutated, what))
-    return out
+def make_case(folder, sources, k):
+    """Case k: (path, source name, mutated name, mutated bytes, what was done)."""
+    name, data = sources[k % len(sources)]
+    mutated_name, mutated, what = mutate(case_rng(k, "mutation"), name, data)
+    path = _write(folder, f"c{k:05d}_{mutated_name}", mutated)
+    return path, name, mutated_name, mutated, what
 
 
-@pytest.mark.slow
-def test_every_mutation_loads_and_verifies_or_is_refused(cases, monkeypatch):
+def mutations(folder, sources, numbers):
+    """Load, run and check the mutations numbered `numbers`; returns the outcomes' counts."""
+    outcomes = {"error": 0, "verified": 0, "checked": 0}
+    for k in numbers:
+        path, name, mutated_name, data, what = make_case(folder, sources, k)
+        where = f"TOTEM_FUZZ_SEED={SEED} case {k} ({what} of {name}, {path})"
+        try:
+            with time_limit(CASE_SECONDS):
+                outcome, graph = run_case(path, name, k)
+        except (AssertionError, Exception) as e:
+            raise AssertionError(f"{where}: {type(e).__name__}: {e}") from e
+        outcomes[outcome] += 1
+        if mutated_name.removesuffix(".gz").rsplit(".", 1)[-1] in ("txt", "el", "csv", "wel"):
+            expected = expected_edges(mutated_name, data)
+            assert (outcome == "error") == (expected is None), \
+                f"{where}: reader {outcome}, the format says " \
+                f"{'refuse' if expected is None else 'accept'}"
+            if graph is not None:
+                check_edge_list(graph, expected)
+                outcomes["checked"] += 1
+        path.unlink()
+    return outcomes
+
+
+@pytest.fixture
+def capped_memory(monkeypatch):
     monkeypatch.setattr(errors, "available_memory", lambda: MEMORY)
     monkeypatch.setattr(tio, "available_memory", lambda: MEMORY)
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    outcomes = {"error": 0, "verified": 0}
-    checked = 0
-    try:
-        for k, path, name, mutated_name, data, what in cases[:CASES]:
-            signal.alarm(CASE_SECONDS)
-            try:
-                outcome, graph = run_case(path, name, k)
-            except (AssertionError, Exception) as e:
-                raise AssertionError(f"case {k} ({what} of {name}, {path}): "
-                                     f"{type(e).__name__}: {e}") from e
-            finally:
-                signal.alarm(0)
-            outcomes[outcome] += 1
-            if mutated_name.removesuffix(".gz").rsplit(".", 1)[-1] in ("txt", "el", "csv", "wel"):
-                expected = expected_edges(mutated_name, data)
-                assert (outcome == "error") == (expected is None), \
-                    f"case {k} ({what} of {name}): reader {outcome}, the format says " \
-                    f"{'refuse' if expected is None else 'accept'} ({path})"
-                if graph is not None:
-                    check_edge_list(graph, expected)
-                    checked += 1
-    finally:
-        signal.signal(signal.SIGALRM, previous)
-    # the mutations are neither all fatal nor all harmless
-    assert outcomes["error"] > CASES // 5 and outcomes["verified"] > CASES // 5, outcomes
-    assert checked > CASES // 10
 
 
 @pytest.mark.slow
-def test_mutations_through_the_command(cases, tmp_path):
+def test_every_mutation_loads_and_verifies_or_is_refused(folder, sources, capped_memory):
+    outcomes = mutations(folder, sources, range(CASES))
+    # the mutations are neither all fatal nor all harmless
+    assert outcomes["error"] > CASES // 5 and outcomes["verified"] > CASES // 5, outcomes
+    assert outcomes["checked"] > CASES // 10
+
+
+@pytest.mark.extended
+def test_more_mutations(folder, sources, capped_memory):
+    outcomes = mutations(folder, sources, case_numbers(CASES, on_demand_seconds(0.25)))
+    print(f"mutations: {outcomes}")
+
+
+def through_the_command(folder, sources, tmp_path, numbers):
     """exit 0 with a verified result, or exit 2 and one line; never 1, a traceback or a hang."""
     codes = []
-    for k, path, name, mutated_name, data, what in cases[CASES:]:
+    for k in numbers:
+        path, name, mutated_name, data, what = make_case(folder, sources, k)
         if k % 2:
             cmd = ["-m", "totem_py.run", "--graph", path, "--verify", "--quiet", "--device",
                    "emulated", "--output", tmp_path / "r.npy"]
@@ -370,14 +417,27 @@ def test_mutations_through_the_command(cases, tmp_path):
         proc = subprocess.run([sys.executable, *map(str, cmd)], cwd=ROOT, capture_output=True,
                               text=True, timeout=120)
         codes.append(proc.returncode)
-        where = f"case {k} ({what} of {name}, {path})"
+        where = f"TOTEM_FUZZ_SEED={SEED} case {k} ({what} of {name}, {path})"
         assert proc.returncode in (0, 2), f"{where}: {proc.returncode} {proc.stderr[-2000:]}"
         if proc.returncode == 2:
             lines = proc.stderr.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("error: "), f"{where}: {proc.stderr}"
         else:
             assert proc.stderr == "", f"{where}: {proc.stderr}"
+    return codes
+
+
+@pytest.mark.slow
+def test_mutations_through_the_command(folder, sources, tmp_path):
+    codes = through_the_command(folder, sources, tmp_path, range(CASES, CASES + CLI_CASES))
     assert set(codes) == {0, 2}, codes
+
+
+@pytest.mark.extended
+def test_more_mutations_through_the_command(folder, sources, tmp_path):
+    codes = through_the_command(folder, sources, tmp_path,
+                                case_numbers(10**6, on_demand_seconds(0.05)))
+    print(f"mutations through the command: {len(codes)}, exits {sorted(set(codes))}")
 
 
 # ---------------------------------------------------------------- empty fields and hard weights
@@ -413,16 +473,16 @@ def empty_field(rng, lines, body):
     return i + 1
 
 
-def test_empty_fields_and_hard_weights(folder, sources):
+def fields(folder, sources, numbers):
     """An empty field is refused naming its line; weights are float()'s, bit for bit."""
-    rng = np.random.default_rng(SEED + 1)
     texts = [(n, d) for n, d in sources if n.rsplit(".", 1)[1] in ("txt", "csv")]
     outcomes = {"empty": 0, "weights": 0, "refused": 0}
-    for k in range(FIELD_CASES):
+    for k in numbers:
+        rng = case_rng(k, "fields")
         name, data = texts[k % len(texts)]
         lines = _lines(data)
         body = [i for i, ln in enumerate(lines) if ln and ln[:1] not in b"#%"]
-        path = folder / f"f{k:03d}_{name}"
+        path = folder / f"f_{name}"
         if k % 2 == 0:
             line = empty_field(rng, lines, body)
             path.write_bytes(b"\n".join(lines))
@@ -435,9 +495,9 @@ def test_empty_fields_and_hard_weights(folder, sources):
             continue
         sep = b"," if name.endswith(".csv") else b" "
         for i in body:
-            fields = [f for f in _SEP.split(lines[i].strip()) if f]
-            fields[2:3] = [hard_weight(rng).encode()]
-            lines[i] = sep.join(fields)
+            parts = [f for f in _SEP.split(lines[i].strip()) if f]
+            parts[2:3] = [hard_weight(rng).encode()]
+            lines[i] = sep.join(parts)
         data = b"\n".join(lines)
         path.write_bytes(data)
         expected = expected_edges(name, data)
@@ -449,5 +509,17 @@ def test_empty_fields_and_hard_weights(folder, sources):
             continue
         check_edge_list(graph, expected)
         outcomes["weights"] += 1
+    return outcomes
+
+
+@pytest.mark.slow
+def test_empty_fields_and_hard_weights(folder, sources):
+    outcomes = fields(folder, sources, range(FIELD_CASES))
     assert outcomes["empty"] == FIELD_CASES // 2 and outcomes["weights"] > FIELD_CASES // 4, \
         outcomes
+
+
+@pytest.mark.extended
+def test_more_empty_fields_and_hard_weights(folder, sources):
+    outcomes = fields(folder, sources, case_numbers(FIELD_CASES, on_demand_seconds(0.05)))
+    print(f"empty fields and weights: {outcomes}")

@@ -22,7 +22,7 @@ import numpy as np
 from kernels_cpu import buckets as _buckets
 from kernels_cpu import generate as _gen
 
-from .errors import InputError, check_memory
+from .errors import InputError, check_count, check_memory
 from .graph import Graph, csr_bytes, index_dtype
 
 GENERATORS = ("rmat", "uniform", "road")
@@ -83,6 +83,15 @@ def rmat_tables(a, b, c, d):
 _RMAT_TABLES = rmat_tables(*RMAT_ABCD)
 
 
+def check_seed(seed):
+    """`seed` as an int in [0, 2**64), the seeds that give different graphs (InputError
+    otherwise: a larger one would give the graph of the seed it equals modulo 2**64)."""
+    seed = check_count(seed, "--seed")
+    if seed >= 2**64:
+        raise InputError(f"--seed must be below 2**64, got {seed}")
+    return seed
+
+
 def _stream_seed(seed, stream):
     return np.uint64(_gen.mix64(np.uint64((int(seed) * 0x100000001B3 + stream) % 2**64)))
 
@@ -90,6 +99,7 @@ def _stream_seed(seed, stream):
 def generate(spec, seed=0, undirected=False, weighted=False):
     """The graph of a generator spec; weighted attaches integer weights in [1, 255] (float64)."""
     kind, scale, edge_factor = parse_spec(spec)
+    seed = check_seed(seed)
     undirected = undirected or kind == "road"
     n_vertices = 1 << scale
     n_generated = edge_factor * n_vertices
@@ -147,7 +157,7 @@ class Generator:
 
     def __init__(self, spec, seed=0):
         self.kind, self.scale, self.edge_factor = parse_spec(spec)
-        self.spec, self.seed = str(spec), seed
+        self.spec, self.seed = str(spec), check_seed(seed)
         self.n_vertices = 1 << self.scale
         self.n_raw_edges = self.edge_factor * self.n_vertices
         self.symmetric = self.kind == "road"

@@ -8,8 +8,10 @@ first use and cached.
 
 import numpy as np
 
+from bsp.errors import check_memory
 from kernels_cpu import csr as _csr
 from kernels_cpu.csr import index_dtype
+
 
 def csr_bytes(n_vertices, n_edges, weighted=False):
     """Bytes of a CSR of this size (used to check memory before allocating)."""
@@ -21,7 +23,8 @@ def _frozen(a, dtype, copy):
     """`a` as a read-only contiguous array of `dtype`. With `copy`, an array the caller can still
     write is copied first (a read-only one is shared); without, `a` is the graph's own."""
     out = np.ascontiguousarray(a, dtype=dtype)
-    if copy and out.flags.writeable and isinstance(a, np.ndarray) and np.may_share_memory(out, a):
+    if copy and out.flags.writeable and isinstance(a, np.ndarray) and \
+            (out is a or np.may_share_memory(out, a)):      # an empty one shares no memory
         out = out.copy()
     out.flags.writeable = False
     return out
@@ -146,6 +149,7 @@ class Graph:
             if not isinstance(n_vertices, (int, np.integer)) or isinstance(n_vertices, bool) \
                     or n_vertices < 0:
                 raise ValueError(f"n_vertices must be a non-negative integer, got {n_vertices!r}")
+            check_memory(8 * (int(n_vertices) + 1), f"a graph of {n_vertices} vertices")
             src = _vertex_ids(src, n_vertices, "src")
             dst = _vertex_ids(dst, n_vertices, "dst")
             if src.size != dst.size:

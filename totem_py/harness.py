@@ -359,10 +359,11 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     check_hub_sort(hub_sort)
     if transfer not in TRANSFERS:
         raise InputError(f"--transfer must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
-    if chunk_bytes is not None and chunk_bytes < 64:
-        raise InputError(f"--chunk-bytes must be at least 64, got {chunk_bytes}")
-    if gpu_cache < 0:
-        raise InputError(f"--gpu-cache must be at least 0, got {gpu_cache}")
+    if gpu_memory is not None:
+        gpu_memory = check_count(gpu_memory, "--gpu-memory")
+    if chunk_bytes is not None:
+        chunk_bytes = check_count(chunk_bytes, "--chunk-bytes", 64)
+    gpu_cache = check_count(gpu_cache, "--gpu-cache")
     strategy = partition
     summary = graph.summary(comm) if ranks else graph
     # the default source needs the weak components: found once the engine stands (or, for a

@@ -529,7 +529,9 @@ def _load_npz(path, memory, nonnegative):
 
     try:
         archive = zipfile.ZipFile(source)
-    except (ValueError, zipfile.BadZipFile, OSError, EOFError) as e:
+    except MemoryError:
+        raise
+    except Exception as e:      # BadZipFile, NotImplementedError (a newer zip version), ...
         raise InputError(f"not a valid .npz file ({e})", path) from None
     with archive:
         members = {i.filename[:-4]: i for i in archive.infolist() if i.filename.endswith(".npy")}

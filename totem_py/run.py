@@ -462,6 +462,9 @@ def new_ids(ids, value, option):
     if ids is None or value is None or not kind or \
             np.ndim(value) != (0 if kind == "one" else 1) or isinstance(value, str):
         return value
+    huge = [v for v in np.atleast_1d(np.asarray(value, dtype=object)) if not -2**63 <= v < 2**63]
+    if huge:        # no vertex id: NumPy could not hold it
+        raise InputError(f"{option.flag}: {huge[0]} is not a vertex id")
     old = np.atleast_1d(np.asarray(value, dtype=np.int64))
     new = np.searchsorted(ids, old)
     missing = (new >= ids.size) | (ids[np.minimum(new, ids.size - 1)] != old)

@@ -134,6 +134,22 @@ def boundary_shifted(u, rank, shift, out_weight):
     return (rank[u] + shift) / d if d > 0 else 0.0
 
 
+# The out-edge weight sums W(u) a weighted run takes, by the dtype of the contributions
+# rank / W(u): for ranks from 1e-10 to 1 these stay normal numbers of that dtype
+WEIGHT_SUMS = {np.dtype(np.float32): (1e-20, 1e20), np.dtype(np.float64): (1e-280, 1e280)}
+
+
+def check_out_weights(out_weight, dtype):
+    """InputError unless every positive out-weight sum is within WEIGHT_SUMS[dtype] (an
+    infinite weight, or sums past it, would make the ranks' shares overflow or vanish)."""
+    low, high = WEIGHT_SUMS[np.dtype(dtype)]
+    bad = (out_weight != 0) & ~((out_weight >= low) & (out_weight <= high))
+    if bad.any():
+        raise InputError(f"pagerank: a vertex's out-edges weigh {out_weight[bad][0]:g} in all, "
+                         f"outside the {low:g} to {high:g} its {np.dtype(dtype)} rank shares "
+                         f"carry; scale the weights, or --unweighted")
+
+
 def edge_shares(graph, weighted=False):
     """(sources, targets, shares, out-weights) of the edges: the share of its source's rank an
     edge (u, v) carries, w(u, v) / W(u) with W(u) the sum of u's out-edge weights (1 / outdeg(u)
@@ -384,7 +400,9 @@ class PageRank(Algorithm):
         # what a vertex's rank is divided by: its out-degree, or its out-edges' total weight
         s.out_weight = part.out_degree
         if self.weighted:
-            s.out_weight = part.to_device(part.plan.out_weight(part.pid), count=False)
+            out_weight = part.plan.out_weight(part.pid)
+            check_out_weights(out_weight, self.modes[0].message.dtype)
+            s.out_weight = part.to_device(out_weight, count=False)
         if self.tol is None:
             vertex_map(part, contribution, s.rank, s.out_weight, s.contrib)
             self._init_split(part)
