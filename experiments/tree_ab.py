@@ -9,7 +9,8 @@ as --gpu-memory (streamed), with one fixed source for BFS and SSSP (a tree's def
 differ, and SSSP's work depends on it); the algorithms of a configuration share its partitioning
 (as in experiments.bench_gpu). `--repeat N` runs old then new N times, a cell's time being the
 median of its rounds'. Prints each cell as it finishes and, at the end, both times, their ratio
-and whether the results agree; the JSON is rewritten after each cell, so a run cut short keeps
+and whether the results agree; the JSON also has each tree's last round by mode (supersteps,
+compute seconds per partition, exchange seconds: where a difference comes from); the JSON is rewritten after each cell, so a run cut short keeps
 what it finished.
 """
 
@@ -73,8 +74,14 @@ for weighted in sorted({a == "sssp" for a in names}):     # SSSP's graph has wei
                              plan=plan, **extra, **kw)
             plan = r.plan
             v = np.asarray(r.values, dtype=np.float64)
+            modes = {}      # per mode: supersteps, compute s per partition, exchange s
+            for x in r.metrics["per_superstep"]:
+                m = modes.setdefault(x["mode"], [0, [0.0] * len(x["compute_s"]), 0.0])
+                m[0] += x.get("steps", 1)
+                m[1] = [a + b for a, b in zip(m[1], x["compute_s"])]
+                m[2] += x["exchange_s"]
             print(json.dumps(dict(algorithm=alg, config=name, time_s=r.metrics["time_s"],
-                                  supersteps=r.metrics["supersteps"],
+                                  supersteps=r.metrics["supersteps"], modes=modes,
                                   check=float(np.where(np.isfinite(v), v, 0).sum()))), flush=True)
         plan = r = None     # its device arrays go before the next configuration's
 """
@@ -124,6 +131,7 @@ def main(argv=None):
     print(header(prov), flush=True)
     times = {}      # (tree, algorithm, config) -> each round's time (s)
     checks = {}     # (tree, algorithm, config) -> the result's checksum
+    modes = {}      # (tree, algorithm, config) -> the last round's time by mode (see CHILD)
     cells = []      # (algorithm, config), in the order they first ran
 
     def row(key):
@@ -131,6 +139,7 @@ def main(argv=None):
         x, y = checks["old", *key], checks["new", *key]
         return dict(algorithm=key[0], config=key[1], old_ms=old_ms, new_ms=new_ms,
                     ratio=new_ms / old_ms, same=abs(x - y) <= 1e-9 * max(1.0, abs(x)),
+                    old_modes=modes.get(("old", *key)), new_modes=modes.get(("new", *key)),
                     old_rounds_ms=[1e3 * t for t in times["old", *key]],
                     new_rounds_ms=[1e3 * t for t in times["new", *key]])
 
@@ -148,6 +157,7 @@ def main(argv=None):
                     cells.append(key)
                 times.setdefault((tree, *key), []).append(c["time_s"])
                 checks[tree, *key] = c["check"]
+                modes[tree, *key] = c.get("modes")
                 print(f"{tree} round {k + 1}/{args.repeat} {key[0]:9s} {key[1]:13s} "
                       f"{c['time_s'] * 1e3:9.2f} ms", flush=True)
                 if args.json:
