@@ -622,6 +622,7 @@ def test_a_vertex_count_past_memory_is_refused(n):
 @pytest.mark.parametrize("keywords, words", [
     (dict(partition=True), "--partition must be one of"),
     (dict(partition=0), "--partition must be one of"),
+    (dict(partition=[0], cpu_share="model"), "--partition must be one of"),
     (dict(gpu_cache=math.inf), "--gpu-cache must be an integer"),
     (dict(gpu_cache=2.5), "--gpu-cache must be an integer"),
     (dict(chunk_bytes=64.5), "--chunk-bytes must be an integer"),
@@ -630,6 +631,14 @@ def test_a_vertex_count_past_memory_is_refused(n):
 def test_run_refuses_keywords_of_the_wrong_type(keywords, words):
     with pytest.raises(InputError, match=words):
         totem_py.run(totem_py.load(DATA / "tiny.wel"), "cc", device="cpu", **keywords)
+
+
+def test_the_model_share_of_a_run_that_walks_no_edge_is_cpu_only():
+    """--cpu-share model from a source with no out-edge: the calibration run walks no edge, so
+    the model has no rate to fit (a division by zero before): CPU only."""
+    g = totem_py.Graph.from_edges([1, 2], [2, 0], 3)
+    r = totem_py.run(g, "bfs", cpu_share="model", source=0, device="emulated", verify=True)
+    assert r.metrics["cpu_share"] == 1.0 and r.metrics["verified"]
 
 
 @pytest.mark.parametrize("seed, words", [(2**64, "below 2**64"), (2**64 + 5, "below 2**64"),

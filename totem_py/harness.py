@@ -29,7 +29,8 @@ from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from bsp.engine import supersteps
 from bsp.paths import Paths, offer_note
-from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
+from partitioners import (STRATEGIES, auto_share, check_gpus, check_hub_sort,
+                          partition as make_plan)
 
 from .algorithms import ALGORITHMS, Algorithm
 from .backend import resolve_device
@@ -409,6 +410,9 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
             cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer,
                                      seed)
         if cpu_share == "model":    # TOTEM's performance model picks it (totem_py/model.py)
+            if str(strategy).upper() not in STRATEGIES or not isinstance(strategy, str):
+                raise InputError(f"--partition must be one of {', '.join(STRATEGIES)}, "
+                                 f"not {strategy!r}")
             from .model import choose_share as model_share
             cpu_share, model, plans = model_share(graph, algorithm, strategy, gpus, device,
                                                   gpu_memory, transfer, seed, run, progress,

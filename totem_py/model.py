@@ -235,6 +235,10 @@ def choose_share(graph, algorithm, partition, gpus, device, gpu_memory, transfer
         runs[share] = run(graph, algorithm, partition=partition, cpu_share=share, gpus=gpus,
                           device=device, gpu_memory=gpu_memory, transfer=transfer, seed=seed,
                           trials=1, progress=progress, **options)
+    if work(runs[1.0].metrics) == 0:
+        info.update(chosen=1.0, note="the calibration run walked no edge: CPU only",
+                    cost_s=time.perf_counter() - t0)
+        return 1.0, info, {1.0: runs[1.0].plan}
     rates = fit([r.metrics for r in runs.values()])
     shares = candidate_shares(a_min, step)
     if progress:
