@@ -112,6 +112,8 @@ class PlanShape:
     def out_weight(self, pid):
         """The sums of the out-edge weights of partition `pid`'s vertices, in local-id order
         (from its out view), or None for a graph without weights."""
+        if getattr(self.graph, "weights", 0) is None:     # no out view built to learn it
+            return None
         view = self.views("out")[pid]
         if view.weights is None:
             return None
