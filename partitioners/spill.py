@@ -211,9 +211,10 @@ def spill_views(plan, name, LocalView):
             for i, j, lo, hi in blocks:
                 src.read(lo, hi, ids, w)
                 a, b = int(local[i]), int(local[j])
-                _k.plan_fill(indptr, shifted(ids, lo, hi), _w(w if has_w else None), has_w,
-                             gvids[i:j], local[i:j], table, gvids.size, shifted(oi, a, b),
-                             shifted(ow, a, b) if has_w else _w(None), _k.ID_ORDER_RUN)
+                w_in, w_out = ((shifted(w, lo, hi), shifted(ow, a, b)) if has_w
+                               else (_w(None), _w(None)))
+                _k.plan_fill(indptr, shifted(ids, lo, hi), w_in, has_w, gvids[i:j], local[i:j],
+                             table, gvids.size, shifted(oi, a, b), w_out, _k.ID_ORDER_RUN)
                 out.write(a, b, oi, ow)
         edge_file = out.edge_file
         views.append(LocalView(local, _mapped(edge_file, edge_file.ids),

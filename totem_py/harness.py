@@ -29,7 +29,7 @@ from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from bsp.engine import supersteps
 from bsp.paths import Paths, offer_note
-from bsp.stream import EdgeStream
+from bsp.stream import EdgeStream, FileStream
 from partitioners import auto_share, check_gpus, check_hub_sort, partition as make_plan
 
 from .algorithms import ALGORITHMS, Algorithm
@@ -232,9 +232,8 @@ def transfer_counts(engine, records, h2d):
     served: counts, which add up over ranks (`transfer_ratios` makes the ratios)."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
-    read = sum(r.get("read_bytes", 0) for r in records)
-    if read:
-        out["read_bytes"] = int(read)          # edges read from a file (--host-memory)
+    if any(isinstance(v.stream, FileStream) for p in engine.parts for v in p.placed_views()):
+        out["read_bytes"] = int(sum(r.get("read_bytes", 0) for r in records))  # --host-memory
     streams = [v.stream for p in engine.parts for v in p.placed_views()
                if isinstance(v.stream, EdgeStream)]
     if not streams:

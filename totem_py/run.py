@@ -422,6 +422,9 @@ def edges_stay(args, host_memory):
     from . import store
     from .errors import available_memory
     if host_memory is not None:
+        if not store.is_store(args.graph):
+            raise InputError("--host-memory reads the edges from a .tcsr graph file (python -m "
+                             "totem_py.convert IN OUT.tcsr)")
         for option in ("undirected", "relabel"):
             if getattr(args, option, False):
                 raise InputError(f"--host-memory reads the edges as the .tcsr file stores "
