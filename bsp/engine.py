@@ -150,6 +150,8 @@ class Engine:
                 views = {self.plan.canonical_view(name) for name in names}
                 part.view_budget = part.edges.budget // max(len(views), 1)
                 part.view_cache = part.edges.cache // max(len(views), 1)
+        if self.parts and self.parts[0].edges.host_memory is not None:
+            self._share_host_memory(names)
         for name in names:
             self.plan.views(name)
             for part in self.parts:
@@ -160,6 +162,14 @@ class Engine:
                        for v in p.placed_views())
         for part in self.parts:
             part.edges_resident = resident
+
+    def _share_host_memory(self, names):
+        """--host-memory among the views `names` and the partitions, by their edges."""
+        views = {self.plan.canonical_view(name) for name in names}
+        sizes = [sum(self.plan.views(v)[p.pid].indices.size for v in views) for p in self.parts]
+        total = max(sum(sizes), 1)
+        for part, size in zip(self.parts, sizes):
+            part.view_host = part.edges.host_memory * max(size, 1) // total // max(len(views), 1)
 
     def run(self, algorithm, path="auto"):
         """Run `algorithm` to completion; returns (per-vertex result, per-superstep records, the
@@ -318,23 +328,26 @@ class Engine:
         """The superstep's streamed-edge statistics: chunks served per engine (and, per
         streaming partition, one letter per chunk: R resident, F filter, C compaction, Z
         zero-copy, . idle), bytes copied and read in place, queue vertices served from the GPU
-        cache and bytes loaded into it."""
+        cache and bytes loaded into it; for edges read from a file, the pages and bytes read."""
         engines = dict(resident=0, filter=0, compaction=0, zerocopy=0)
         moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0, cache=0,
                      cache_bytes=0)
-        chunks = {}
+        chunks, paged = {}, {}
         for p in self.parts:
             for view in p.placed_views():
                 if view.stream is None:
                     continue
                 s = view.stream.take_stats()
+                for key in ("pages", "read_bytes"):       # edges read from a file
+                    if key in s:
+                        paged[key] = paged.get(key, 0) + s[key]
                 for key in engines:
                     engines[key] += s[key]
                 for key in moved:
                     moved[key] += s[key]
                 if s["chunks"]:
                     chunks[str(p.pid)] = chunks.get(str(p.pid), "") + s["chunks"]
-        out = dict(engines=engines)
+        out = dict(engines=engines, **paged)
         if chunks:
             out.update(moved, chunks=chunks)
         return out

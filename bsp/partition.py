@@ -29,12 +29,16 @@ class EdgeOptions:
     host memory in chunks of `chunk_bytes` (None: bsp/stream.py's default, which follows the
     budget), `merge` adjacent filter chunks per copy (bsp/stream.py). `cache`: bytes of the budget for the cache of hot streamed rows that
     frontier kernels read (bsp/stream.py; nothing without streamed edges); the resident chunks
-    get what the staging buffers and the cache leave."""
+    get what the staging buffers and the cache leave. `host_memory`: for views whose edges stay
+    in a file (LocalView.edge_file), the bytes of edges all partitions hold at once (their
+    read buffers, bsp/stream.py's FileStream), shared by the views of the running algorithm and
+    among the partitions by their edges."""
     transfer: str = "resident"
     budget: int = None
     chunk_bytes: int = None
     merge: int = 4
     cache: int = 0
+    host_memory: int = None     # bytes of edges the run holds of edges read from a file
 
     @property
     def mapped(self):
@@ -66,6 +70,16 @@ class DeviceView:
         part, view = self._part, self.host
         weights = self.weighted = weights and view.weights is not None
         opts, budget = part.edges, part.view_budget
+        if view.edge_file is not None:          # edges read from a file, page by page
+            host = part.view_host or opts.host_memory
+            if self.stream is None or (bool(self.stream.wwidth), self.stream.budget) != (
+                    weights, host):
+                with part.context():
+                    self.stream = _stream.FileStream(part, view, self.indptr, view.edge_file,
+                                                     host, weights)
+            self.device_bytes = self.stream.device_bytes
+            self.host_bytes = self.stream.host_bytes
+            return
         need = (view.indptr.nbytes + view.indices.nbytes
                 + (self.host_weights.nbytes if weights else 0))
         if part.kind == "gpu" and opts.transfer != "resident" and budget is not None \
@@ -204,6 +218,7 @@ class Partition:
         self.edges = edges
         self.view_budget = edges.budget    # per view of the running algorithm (Engine.prepare)
         self.view_cache = edges.cache      # the same for the cache of hot streamed rows
+        self.view_host = edges.host_memory  # this partition's share per view (Engine.prepare)
         self.plan = plan
         self.gvids = plan.gvids[pid]
         self.n_local = int(self.gvids.size)
@@ -503,7 +518,7 @@ def make_partition(plan, pid, device, edges=EdgeOptions(), gpu_index=None):
     With device "cpu" every partition is a CPU partition; GPU partitions take the devices in turn
     (the k-th GPU partition gets device k modulo the device count, unless `gpu_index` says)."""
     if plan.kinds[pid] == "cpu" or device == "cpu":
-        part = CpuPartition(plan, pid)
+        part = CpuPartition(plan, pid, EdgeOptions(host_memory=edges.host_memory))
     elif device == "gpu":
         from .gpu import GpuPartition, device_count
         if gpu_index is None:

@@ -46,6 +46,7 @@ hold. The cache starts empty at every run (`reset`).
 """
 
 import concurrent.futures
+import os
 
 import numpy as np
 
@@ -593,3 +594,226 @@ class EdgeStream:
         part.wait_copied(2)
         yield self.indptr, out[0], out[1], int(self.starts[c]), int(self.starts[c + 1])
         part.release(2)
+
+
+# -- edges read from a file (GTS) ----------------------------------------------------------------
+
+class EdgeFile:
+    """Edges (ids, and weights or None) stored as raw arrays in a file, read by range with
+    positioned reads (`os.preadv`) into the caller's buffers; each range read is then dropped
+    from the OS page cache (POSIX_FADV_DONTNEED), so that neither the process nor the cache
+    holds more of the edges than the buffers. `unit_weights`: weights of 1 for a file without
+    any (algorithms that read weights on an unweighted graph)."""
+
+    def __init__(self, path, ids, weights=None, unit_weights=False):
+        """`ids`, `weights`: (dtype, byte offset, count) of each array in the file."""
+        self.path = path
+        self.ids, self.weights = ids, weights
+        self.unit_weights = unit_weights and weights is None
+        self.dtype = np.dtype(ids[0])
+        self.count = int(ids[2])
+        self.read_bytes = 0
+        self._fd = None
+
+    @property
+    def weighted(self):
+        return self.weights is not None or self.unit_weights
+
+    def _read(self, spec, lo, hi, out):
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        dtype, offset, _ = spec
+        view = memoryview(out[:hi - lo]).cast("B")
+        start = offset + lo * np.dtype(dtype).itemsize
+        done = 0
+        while done < view.nbytes:
+            got = os.preadv(self._fd, [view[done:]], start + done)
+            if got <= 0:
+                raise InputError(f"{self.path}: the file ends before edge {hi} (it changed "
+                                 f"while the run read it)")
+            done += got
+        if view.nbytes and hasattr(os, "posix_fadvise"):
+            os.posix_fadvise(self._fd, start, view.nbytes, os.POSIX_FADV_DONTNEED)
+        self.read_bytes += view.nbytes
+
+    def read(self, lo, hi, ids, weights=None):
+        """ids[:hi - lo] = the ids of edges lo..hi-1, and weights[:hi - lo] their weights when
+        `weights` is given (1 for unit weights)."""
+        self._read(self.ids, lo, hi, ids)
+        if weights is not None:
+            if self.weights is None:
+                weights[:hi - lo] = 1
+            else:
+                self._read(self.weights, lo, hi, weights)
+
+    def close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self):
+        self.close()
+
+
+class _Moved:
+    def __init__(self, buf, lo, hi):
+        self.buf = buf
+        self.__array_interface__ = dict(shape=(hi,), typestr=buf.dtype.str, version=3,
+                                        data=(buf.ctypes.data - lo * buf.itemsize, False))
+
+
+def shifted(buf, lo, hi):
+    """A host array of `hi` entries whose entry e is buf[e - lo], for e in [lo, hi) (what a
+    kernel that reads edges lo..hi-1 by their place in the CSR takes; the buffer stays
+    referenced)."""
+    return np.asarray(_Moved(buf, lo, hi))
+
+
+def page_starts(indptr, n, page_edges):
+    """First row of each page (and n): pages of consecutive rows with about `page_edges` edges
+    each (a row longer than that is a page of its own); GTS's fixed-size pages, cut at rows."""
+    edges = int(indptr[n] - indptr[0])
+    per = max(1, int(page_edges))
+    rows = np.searchsorted(indptr[:n + 1], indptr[0] + np.arange(per, edges, per), side="left")
+    return np.unique(np.concatenate([[0], rows, [n]])).astype(np.int64)
+
+
+class FileStream:
+    """One view's edges for one partition (CPU or GPU), read from a file page by page (GTS,
+    Kim et al., SIGMOD'16): the row index stays in memory, the edges in the file. A page is a
+    run of consecutive rows holding about half of `budget` bytes (the partition's share of
+    --host-memory for this view); two host buffers of a page each take the reads, one filled
+    by a worker thread while the kernel reads the other. A kernel over a queue reads only the
+    pages holding the queue's rows (GTS's page bitmap, from the same per-row counts as the
+    chunk statistics); a kernel over all rows reads every page whose rows it reads. A GPU
+    partition copies each page into one of two device staging buffers as it copies streamed
+    chunks (`copy_in`, `shifted`): the kernels are the same as for streamed edges. Statistics:
+    pages read and bytes read from the file per superstep (`take_stats`)."""
+
+    nchunks = n_resident = cache_capacity = 0
+
+    def __init__(self, part, view, indptr, source, budget, weights=False):
+        """`source`: the view's EdgeFile; `indptr` the row index on the partition's device;
+        `weights`: whether the kernels read the weights."""
+        self.part, self.view, self.indptr, self.source = part, view, indptr, source
+        self.budget = budget
+        n = self.n = view.n_local
+        hp = view.indptr
+        self.width = source.dtype.itemsize
+        self.wwidth = 8 if weights and source.weighted else 0
+        bpe = self.width + self.wwidth
+        self.starts = page_starts(hp, n, max(int(budget) // (2 * bpe), 1))
+        self.ends = hp[self.starts]
+        sizes = np.diff(self.ends)
+        self.capacity = cap = max(int(sizes.max(initial=0)), 1)
+        self.edge_bytes = int(hp[n] - hp[0]) * bpe
+        self.host_bytes = 2 * cap * bpe        # what the run holds of these edges
+        wt = np.float64 if self.wwidth else None
+        self.buffers = [(part.pinned(cap, source.dtype), part.pinned(cap, wt) if wt else None)
+                        for _ in range(2)]
+        self.staging = None
+        self.device_bytes = 0
+        if part.kind == "gpu":
+            xp = part.xp
+            self.staging = [(xp.empty(cap, source.dtype), xp.empty(cap, wt) if wt else None)
+                            for _ in range(2)]
+            self.device_bytes = 2 * cap * bpe
+        self.pool = concurrent.futures.ThreadPoolExecutor(1)
+        self.stats = self._empty_stats()
+
+    @staticmethod
+    def _empty_stats():
+        return dict(EdgeStream._empty_stats(), pages=0, read_bytes=0)
+
+    def take_stats(self):
+        out, self.stats = self.stats, self._empty_stats()
+        return out
+
+    def reset(self):
+        """Nothing carries over from run to run."""
+
+    def _fill(self, slot, lo, hi):
+        ids, w = self.buffers[slot]
+        before = self.source.read_bytes
+        self.source.read(lo, hi, ids, w)
+        return self.source.read_bytes - before
+
+    def _pages(self, pages):
+        """For each page c of `pages` (ascending), (indptr, indices, weights) whose entries
+        lo..hi-1 are the page's edges, the next page read meanwhile."""
+        part = self.part
+        pending = None
+        for k, c in enumerate(pages):
+            lo, hi = int(self.ends[c]), int(self.ends[c + 1])
+            slot = k % 2
+            got = (pending.result() if pending is not None else self._fill(slot, lo, hi))
+            self.stats["pages"] += 1
+            self.stats["read_bytes"] += got
+            ids, w = self.buffers[slot]
+            if self.staging is not None:
+                dev = self.staging[slot]
+                for buf, host in zip(dev, (ids, w)):
+                    if buf is not None:
+                        part.copy_in(buf, host, 0, hi - lo, slot)
+                part.copied(slot)
+                part.wait_copied(slot)
+                ids, w = dev
+            pending = None
+            if k + 1 < len(pages):
+                d = int(pages[k + 1])
+                part.host_wait(1 - slot)     # the copy out of the other host buffer is done
+                pending = self.pool.submit(self._fill, 1 - slot, int(self.ends[d]),
+                                           int(self.ends[d + 1]))
+            yield (self.indptr, part.shifted(ids, lo, hi),
+                   None if w is None else part.shifted(w, lo, hi))
+            if self.staging is not None:
+                part.release(slot)
+
+    def queue_segments(self, queue, qlen, pieces=1):
+        """(indptr, indices, weights, sub-queue, length) per page holding rows of queue[:qlen]
+        with edges; the queue's vertices without edges in a segment of their own."""
+        if qlen == 0:
+            return
+        part = self.part
+        q = part.to_host(queue[:qlen], count=False)
+        hp = self.view.indptr
+        page = np.searchsorted(self.starts, q, side="right") - 1
+        page[hp[q + 1] == hp[q]] = -1              # rows without edges read no page
+        order = np.argsort(page, kind="stable")
+        q, page = q[order], page[order]
+        cut = np.flatnonzero(np.diff(page)) + 1
+        firsts = np.concatenate([[0], cut])
+        bounds = np.append(cut, q.size)
+        active = page[firsts]
+        if active[0] < 0:
+            sub = part.to_device(q[:bounds[0]], count=False)
+            ids, w = (self.staging or self.buffers)[0]
+            yield self.indptr, ids, w, sub, int(sub.size)
+            firsts, bounds, active = firsts[1:], bounds[1:], active[1:]
+        for (indptr, ids, w), a, b in zip(self._pages(active), firsts, bounds):
+            sub = part.to_device(q[a:b], count=False)
+            yield indptr, ids, w, sub, int(b - a)
+
+    def row_segments(self, reads=None, warps=True):
+        """(indptr, indices, weights, first row, end row) per page: `reads` None or "heads",
+        every page, those with edges read from the file; a callable (per row whether it is
+        read, as EdgeStream.row_segments takes it), only the pages holding rows it reads."""
+        sizes = np.diff(self.ends)
+        wanted = sizes > 0
+        every = not callable(reads)
+        if not every and self.n:
+            per_row = self.part.to_host(reads(), count=False).astype(bool)
+            hp = self.view.indptr
+            per_row &= hp[1:self.n + 1] > hp[:self.n]
+            wanted &= np.add.reduceat(per_row, self.starts[:-1]) > 0
+        pages = self._pages(np.flatnonzero(wanted))
+        empty = (self.staging or self.buffers)[0]
+        for c in range(sizes.size):
+            if wanted[c]:
+                indptr, ids, w = next(pages)
+            elif every:
+                indptr, (ids, w) = self.indptr, empty
+            else:
+                continue
+            yield indptr, ids, w, int(self.starts[c]), int(self.starts[c + 1])
+        next(pages, None)       # the last page's release

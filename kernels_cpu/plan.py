@@ -152,7 +152,7 @@ def plan_ghosts(mark, order, part_ptr, table, n_local, ghost_ptr):
 def plan_fill(indptr, indices, weights, has_weights, rows, dest, table, n_local,
               local_indices, local_weights, run=RUN):
     """Row rows[k] of (indptr, indices, weights) becomes the partition's row at dest[k] (the
-    rows in any order: in the graph's, its edges are read front to back), its targets renamed
+    rows, all of the partition's or a block of them, in any order: in the graph's, its edges are read front to back), its targets renamed
     by their codes in `table` (a local id, or n_local + ghost slot): local targets and boundary
     targets in two groups, each by ascending key (`plan_keys`), ties in the row's order, the
     group whose first key is smaller first; so a group is a prefix or a suffix of the row (what
@@ -164,15 +164,16 @@ def plan_fill(indptr, indices, weights, has_weights, rows, dest, table, n_local,
     A group's entries are ordered as int64s packing (key, position in the group), by insertion
     up to SHORT entries, else by sort_by_high_word (radix from RADIX entries), in the block's
     scratch for rows up to ROW_SCRATCH entries."""
+    n = rows.size
     for j in prange(STRIDE):
         block_packed = np.empty(ROW_SCRATCH, np.int64)
         block_codes = np.empty(ROW_SCRATCH, np.int64)
         block_w = np.empty(ROW_SCRATCH if has_weights else 0, np.float64)
         block_tmp = np.empty(ROW_SCRATCH, np.int64)
         count = np.empty(256, np.int64)
-        for r in range(j * SPREAD % STRIDE, -(-n_local // run), STRIDE):
-            for i in range(r * run, min(n_local, (r + 1) * run)):
-                _prefetch_ahead(indptr, indices, rows, n_local, i, table)
+        for r in range(j * SPREAD % STRIDE, -(-n // run), STRIDE):
+            for i in range(r * run, min(n, (r + 1) * run)):
+                _prefetch_ahead(indptr, indices, rows, n, i, table)
                 u = rows[i]
                 a, b = indptr[u], indptr[u + 1]
                 length = b - a

@@ -70,6 +70,7 @@ class LocalView:
     boundary_edges: int
     boundary_lvid: np.ndarray = None
     peer_pos: list = field(default_factory=list)
+    edge_file: object = None    # the edges stay in this file (bsp.stream.EdgeFile): spill.py
 
     @property
     def n_ghosts(self):
@@ -111,6 +112,8 @@ class PlanShape:
     def out_weight(self, pid):
         """The sums of the out-edge weights of partition `pid`'s vertices, in local-id order
         (from its out view), or None for a graph without weights."""
+        if getattr(self.graph, "weights", 0) is None:     # no out view built to learn it
+            return None
         view = self.views("out")[pid]
         if view.weights is None:
             return None
@@ -153,6 +156,7 @@ class PartitionPlan(PlanShape):
         for g in gvids:
             _o.set_positions(self.lvid_of, g)
         self.rank_of = [0] * len(kinds)   # per pid: the MPI rank that runs it (partition(ranks=))
+        self.spill = None     # a spill.Spill: the edges stay in a file (--host-memory)
         self._views = {}
 
     @property
@@ -181,6 +185,9 @@ class PartitionPlan(PlanShape):
     def views(self, name):
         """The LocalView of every partition for CSR view `name`."""
         name = self.canonical_view(name)
+        if name not in self._views and self.spill is not None:     # edges in a file
+            from .spill import spill_views
+            self._views[name] = _owner_side(spill_views(self, name, LocalView), self)
         if name not in self._views:
             self._views[name] = _build_views(self, self.view_graph(name))
         return self._views[name]
@@ -562,7 +569,12 @@ def _build_views(plan, g):
                      table, gvids.size, indices, weights, _k.ID_ORDER_RUN)
         views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
                                ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
-    # owner side: which of my vertices peers hold as ghosts, and where each peer's slots land
+    return _owner_side(views, plan)
+
+
+def _owner_side(views, plan):
+    """Which of its vertices peers hold as ghosts, and where each peer's slots land, in every
+    view of `views` (their `boundary_lvid` and `peer_pos`); returns `views`."""
     for q, view in enumerate(views):
         mine = [plan.lvid_of[v.ghost_gvid[v.ghost_ptr[q]:v.ghost_ptr[q + 1]]] for v in views]
         held = np.zeros(view.n_local, dtype=bool)      # marks, not np.unique: O(n), no sort

@@ -7,7 +7,8 @@ import numbers
 from bsp.errors import InputError, available_memory, check_memory, gib, printable
 
 __all__ = ["InputError", "VerificationError", "available_memory", "check_count", "check_memory",
-           "check_stages", "gib", "printable", "stage_bytes"]
+           "check_stages", "gib", "printable", "stage_bytes",
+           "stage_figures"]
 
 
 class VerificationError(Exception):
@@ -60,6 +61,11 @@ def _costs(stage, weighted):
     kind = stage.split(":")[0]
     rows = [c[weighted] for s, c in STAGE_COSTS.items() if s.split(":")[0] == kind]
     return tuple(tuple(max(x) for x in zip(*parts)) for parts in zip(*rows))
+
+
+def stage_figures(stage):
+    """STAGE_COSTS' figures of a stage (or the largest of its kind), unweighted and weighted."""
+    return tuple(_costs(stage, w) for w in (False, True))
 
 
 def stage_bytes(n_vertices, n_edges, weighted, stages):

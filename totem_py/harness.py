@@ -29,6 +29,7 @@ from bsp import EdgeOptions, Engine
 from bsp.comm import SOLO
 from bsp.engine import supersteps
 from bsp.paths import Paths, offer_note
+from bsp.stream import EdgeStream, FileStream
 from partitioners import (STRATEGIES, auto_share, check_gpus, check_hub_sort,
                           partition as make_plan)
 
@@ -141,12 +142,46 @@ def prepare_graph(graph, algorithm):
     return graph
 
 
-def memory_stages(alg, directed=True):
+def memory_stages(alg, directed=True, host_memory=None):
     """The stages after loading whose host memory errors.check_stages counts for `alg` (an
     algorithm, or its class): partitioning, the local CSRs of each view it reads (one on an
-    undirected graph), its run."""
+    undirected graph), its run. With `host_memory` (the edges stay in a file) the stages' costs
+    per edge are left out and the run holds `host_memory` bytes of edges instead."""
     views = sorted({m.view if directed else "out" for m in alg.modes}) or ["out", "in", "both"]
-    return ("partition",) + tuple(f"plan:{v}" for v in views) + (("run", alg.memory_cost()),)
+    stages = (("partition",) + tuple(f"plan:{v}" for v in views)
+              + (("run", alg.memory_cost()),))
+    if host_memory is None:
+        return stages
+    from .errors import stage_figures
+    out = []
+    for stage in stages:
+        name, figures = (stage, stage_figures(stage)) if isinstance(stage, str) else stage
+        out.append((name, tuple(((pv, 0, fixed + (host_memory if name == "run" else 0)),
+                                 (kv, 0)) for (pv, _, fixed), (kv, _) in figures)))
+    return tuple(out)
+
+
+def edges_in_file(graph, host_memory, ranks=False):
+    """(graph, host_memory) for a run whose edges stay in the graph's .tcsr file, else
+    (graph, None): with `host_memory`, a graph loaded whole is opened again from its file
+    (store.mapped); a graph opened so without it holds half of the available memory."""
+    from . import store
+    from .errors import available_memory
+    if host_memory is not None:
+        host_memory = check_count(host_memory, "--host-memory", 1)
+    if getattr(graph, "edge_file", None) is None:
+        if host_memory is None:
+            return graph, None
+        spec = str(getattr(graph, "spec", ""))
+        if not (store.is_store(spec) and os.path.isfile(spec)) or graph.ids is not None:
+            raise InputError("--host-memory reads the edges from a .tcsr graph file (python -m "
+                             "totem_py.convert IN OUT.tcsr)")
+        graph = store.mapped(spec)
+    if ranks:
+        raise InputError("--host-memory runs in one process")
+    if host_memory is None:
+        host_memory = max((available_memory() or 1 << 30) // 2, 1)
+    return graph, host_memory
 
 
 def gpu_budget(device, gpu_memory):
@@ -198,7 +233,10 @@ def transfer_counts(engine, records, h2d):
     served: counts, which add up over ranks (`transfer_ratios` makes the ratios)."""
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
-    streams = [v.stream for p in engine.parts for v in p.placed_views() if v.stream is not None]
+    if any(isinstance(v.stream, FileStream) for p in engine.parts for v in p.placed_views()):
+        out["read_bytes"] = int(sum(r.get("read_bytes", 0) for r in records))  # --host-memory
+    streams = [v.stream for p in engine.parts for v in p.placed_views()
+               if isinstance(v.stream, EdgeStream)]
     if not streams:
         return out
     out.update({k: sum(r.get(k, 0) for r in records) for k in MOVED},
@@ -305,7 +343,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         gpus=1, device="auto", source=None, iterations=None, trials=1, threads=None, seed=0,
         verify=False, progress=None, gpu_memory=None, transfer="auto", plan=None,
         chunk_bytes=None, hub_sort="degree", gpu_cache=0, tolerance=0.01, comm=None,
-        gather=True, load_s=None, path="auto", **options):
+        gather=True, load_s=None, path="auto", host_memory=None, **options):
     """Partition `graph`, run `algorithm` on it and return a Result: `.values`, the per-vertex
     result by vertex id (DESIGN.md, "Results"; each algorithm's file states its own), `.metrics`,
     the --json record, and `.plan`. The keywords are the command's options (`python -m
@@ -334,6 +372,10 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         less, as the budget needs); gpu_cache:
         bytes of each GPU partition's budget for the cache of hot streamed rows (bsp/stream.py).
     hub_sort: local order inside partitions, "degree", "hytgraph" or "off" (speed only).
+    host_memory: bytes of edges the run holds in host memory: the edges of a `.tcsr` graph stay
+        in the file and stream from it page by page (docs/guide/streaming.md); `graph` is then
+        one opened by totem_py.store.mapped (a graph loaded whole is opened again from its file).
+        Such a graph without `host_memory` holds half of the available memory.
     path: "auto" (the engine's controllers choose each superstep's execution path) or a path
         the algorithm offers, "{sync,async}-{push,pull}-{dd,td}" (docs/guide/engine.md).
     plan: the `.plan` of an earlier Result for the same graph, partitioning, cpu share, GPU
@@ -366,12 +408,16 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         chunk_bytes = check_count(chunk_bytes, "--chunk-bytes", 64)
     gpu_cache = check_count(gpu_cache, "--gpu-cache")
     strategy = partition
+    graph, host_memory = edges_in_file(graph, host_memory, ranks)
+    in_file = host_memory is not None
+    if in_file:
+        hub_sort = "off"      # blocks of rows in id order: partitioners/spill.py
     summary = graph.summary(comm) if ranks else graph
     # the default source needs the weak components: found once the engine stands (or, for a
     # small graph in memory, by SciPy); until then the algorithm stands with vertex 0
     find = (source is None and options.get("sources") is None and takes_source(algorithm)
             and summary.n_vertices > 0)
-    if find and not ranks:
+    if find and not ranks and not in_file:
         source, find = default_source(graph, seed), False
 
     def algorithm_for(src):
@@ -404,7 +450,10 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
                                               hub_sort, views))
         cpu_share = plan.cpu_share
     else:
-        graph = prepare_graph(graph, alg)
+        if in_file:       # unit weights come from the file's reader; no pass over the edges
+            graph.edge_file.unit_weights = alg.needs_weights and graph.weights is None
+        else:
+            graph = prepare_graph(graph, alg)
         per_gpu = gpu_budget(device, gpu_memory)
         if auto:
             cpu_share = choose_share(graph, alg, strategy, gpus, device, gpu_memory, transfer,
@@ -421,17 +470,22 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
             plan = plans.get(cpu_share, plan)
         if plan is None or plan_key(plan) != (graph, strategy, cpu_share, gpus, seed, hub_sort):
             check_stages(graph.n_vertices, graph.n_edges, graph.weights is not None,
-                         memory_stages(alg, graph.directed))
+                         memory_stages(alg, graph.directed, host_memory))
             if progress:
                 progress.phase(f"partitioning {strategy} cpu-share {cpu_share} over {gpus} "
                                f"GPU(s), hub sort {hub_sort}")
             plan = make_plan(graph, strategy, cpu_share, gpus, seed, hub_sort=hub_sort)
+            if in_file:
+                from partitioners.spill import Spill
+                bpe = graph.indices.itemsize + (8 if graph.edge_file.weighted else 0)
+                plan.spill = Spill(graph.indptr, graph.edge_file, host_memory // (2 * bpe),
+                                   near=graph.spec)
     partition_s = time.perf_counter() - t_plan
     # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
     # when none is given); zerocopy without a budget is TOTEM's mapped mode
     budget = gpu_memory if transfer in ("resident", "zerocopy") else per_gpu
     edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes,
-                        cache=int(gpu_cache) if device != "cpu" else 0)
+                        cache=int(gpu_cache) if device != "cpu" else 0, host_memory=host_memory)
     comm.phase = "placing the partitions"
     engine = engine_for(plan, device, edges, comm, gather or bool(verify))
     engine.progress = progress
@@ -500,6 +554,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         return metrics(alg, summary, source, dict(
             partition=strategy, hub_sort=hub_sort, cpu_share=cpu_share, cpu_share_auto=auto,
             cpu_share_model=model, gpus=gpus, device=device, transfer_mode=transfer,
+            host_memory=host_memory,
             gpu_cache=int(gpu_cache), path=path), everyone, prepare_s, verified, counted)
     if verify:
         comm.phase = "verifying on rank 0"

@@ -143,6 +143,10 @@ def build_parser():
                    help="auto, gpu, emulated, cpu, or simulated (GPU partitions run the GPU "
                         "operators under numba-cuda's simulator: small graphs only)")
     p.add_argument("--gpu-memory", default=None, help="per-GPU budget for graph data (e.g. 4G)")
+    p.add_argument("--host-memory", default=None,
+                   help="bytes of edges the run holds in host memory (e.g. 128M): the edges of "
+                        "a .tcsr graph stay in the file and are read page by page (also, "
+                        "without it, when they exceed the available memory)")
     p.add_argument("--transfer", default="auto",
                    help="auto (edges over the GPU budget stream from host memory, each chunk by "
                         "the cheapest of HyTGraph's engines), resident (edges in GPU memory), "
@@ -244,8 +248,10 @@ def check_options(args, device):
     budget = None if args.gpu_memory is None else parse_bytes(args.gpu_memory)
     chunk = None if args.chunk_bytes is None else parse_bytes(args.chunk_bytes, "--chunk-bytes",
                                                               least=64)
+    host = None if args.host_memory is None else parse_bytes(args.host_memory, "--host-memory",
+                                                             least=1)
     return (share, budget, chunk,
-            parse_bytes(args.gpu_cache, "--gpu-cache"))
+            parse_bytes(args.gpu_cache, "--gpu-cache"), host)
 
 
 def output_files(args, comm):
@@ -317,7 +323,7 @@ def main(argv=None, comm=None):
             resolve_device(device)      # a rank without a GPU cannot run --device gpu
             distributed.check_input(args)
         return check_options(args, device)
-    share, budget, chunk, cache = agree(comm, options)
+    share, budget, chunk, cache, host = agree(comm, options)
     threads = args.threads or (distributed.default_threads(comm) if ranks else None)
     if ranks and per_rank_output(args):
         agree(comm, lambda: distributed.check_rank_outputs(args, comm))
@@ -334,7 +340,7 @@ def main(argv=None, comm=None):
         comm.phase = "loading the graph"
         t_load = time.perf_counter()
         graph, ids = (distributed.load_share(args, comm, cls, progress) if ranks else
-                             load_graph(args, cls, progress))
+                             load_graph(args, cls, progress, host))
         load_s = time.perf_counter() - t_load
         result = run(graph, args.algorithm, partition=args.partition.upper(), cpu_share=share,
                      gpus=args.gpus, device=device, trials=args.trials, threads=threads,
@@ -342,6 +348,7 @@ def main(argv=None, comm=None):
                      gpu_memory=budget, transfer=args.transfer, chunk_bytes=chunk,
                      hub_sort=args.hub_sort, gpu_cache=cache, comm=comm,
                      gather=not per_rank_output(args), load_s=load_s, path=args.path,
+                     host_memory=host,
                      **agree(comm, lambda: algorithm_values(args, ids)))
     finally:
         ahead.stop(helper)
@@ -387,11 +394,16 @@ def run(graph, algorithm, **settings):
     return harness_run(graph, algorithm, **settings)
 
 
-def load_graph(args, cls, progress):
+def load_graph(args, cls, progress, host_memory=None):
     """The whole graph (one process): (graph, ids), relabelled with --relabel (`ids` the
-    original id of each vertex, else None)."""
+    original id of each vertex, else None); a .tcsr graph with its edges left in the file
+    (store.mapped) with --host-memory, or when they exceed the available memory."""
     from .generators import graph_from_spec
     from .harness import memory_stages
+    if edges_stay(args, host_memory):
+        from . import store
+        progress.phase(f"opening {args.graph}, its edges left in the file")
+        return store.mapped(args.graph, then=memory_stages(cls, True, host_memory or 1)), None
     progress.phase(f"loading {args.graph}")
     graph = graph_from_spec(args.graph, seed=args.seed, undirected=args.undirected,
                             weighted=cls.needs_weights, nonnegative=nonnegative(cls),
@@ -402,6 +414,27 @@ def load_graph(args, cls, progress):
         graph, ids = graph.compacted()
         progress.phase(f"relabelled: {graph.n_vertices} of {graph.n_ids} ids are in edges")
     return graph, ids
+
+
+def edges_stay(args, host_memory):
+    """Whether the run reads a .tcsr graph's edges from the file: with --host-memory (which
+    --undirected and --relabel exclude), or when the edges exceed the available memory."""
+    from . import store
+    from .errors import available_memory
+    if host_memory is not None:
+        if not store.is_store(args.graph):
+            raise InputError("--host-memory reads the edges from a .tcsr graph file (python -m "
+                             "totem_py.convert IN OUT.tcsr)")
+        for option in ("undirected", "relabel"):
+            if getattr(args, option, False):
+                raise InputError(f"--host-memory reads the edges as the .tcsr file stores "
+                                 f"them: --{option} is not taken with it")
+        return True
+    if not store.is_store(args.graph) or args.undirected or args.relabel \
+            or not os.path.isfile(args.graph):
+        return False
+    avail = available_memory()
+    return avail is not None and os.path.getsize(args.graph) > avail
 
 
 def nonnegative(cls):

@@ -228,3 +228,33 @@ def load(path, undirected=False, nonnegative=False, then=()):
         raise InputError(f"the weight of edge {u} -> {ids[e]} ({weights[e]}) is negative "
                          f"({needs_nonnegative(nonnegative)})", store.path)
     return graph.to_undirected() if mirror else graph
+
+
+def mapped(path, then=()):
+    """The graph of a .tcsr file with its edges left in the file (--host-memory): the row
+    index read, `indices` and `weights` read-only maps of the file (nothing read until used),
+    and `edge_file` (bsp.stream.EdgeFile) reading them by range, which the partitions' views
+    are built from and stream from (partitioners/spill.py). `then`: the stages after loading,
+    whose host memory is checked without the edges (errors.check_stages)."""
+    from bsp.stream import EdgeFile
+    store = Store(path)
+    n, m = store.n_vertices, store.n_edges
+    check_stages(n, 0, store.weighted, ("load_npz",) + tuple(then), store.path)
+    indptr = store.read("offsets", 0, n + 1)
+    if n and np.diff(indptr).min() < 0:
+        v = int(np.argmax(np.diff(indptr) < 0))
+        raise store.bad(f"'offsets' decrease at vertex {v}")
+    if store.arrays["ids"][0].itemsize != index_dtype(n).itemsize:
+        raise store.bad(f"'ids' are {store.arrays['ids'][0]} for {n} vertices (convert it "
+                        f"again to read its edges from the file)")
+    specs = {}
+    for name in ("ids", "weights"):
+        if name in store.arrays:
+            dtype, offset = store.arrays[name]
+            specs[name] = (dtype.str, offset, m)
+    arrays = [np.memmap(store.path, dtype=s[0], mode="r", offset=s[1], shape=(m,)) if m else
+              np.empty(0, s[0]) for s in (specs.get("ids"), specs.get("weights")) if s]
+    graph = Graph(indptr, arrays[0], arrays[1] if len(arrays) > 1 else None, spec=store.path,
+                  directed=store.directed, checked=False)
+    graph.edge_file = EdgeFile(store.path, specs["ids"], specs.get("weights"))
+    return graph
