@@ -26,7 +26,7 @@ def child(argv):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--graph", default="rmat:22")
     p.add_argument("--host-memory", default="128M")
     p.add_argument("--algorithm", default="pagerank")

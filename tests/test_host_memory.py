@@ -20,7 +20,7 @@ from totem_py.algorithms import ALGORITHMS
 from totem_py.errors import stage_bytes
 from totem_py.harness import memory_stages
 
-from toys import toy_graphs, with_random_weights
+from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = 2048          # bytes of edges held: pages of a few dozen edges
