@@ -47,7 +47,8 @@ def test_every_algorithm_gives_the_same_values_from_the_file(name, device, strat
     g = graphs()[name]
     path = tmp_path / "g.tcsr"
     store.write(g, path)
-    for alg in ALGORITHMS:
+    # the shipped ones: other tests of the same process register theirs (examples/kcore.py)
+    for alg in [a for a, cls in ALGORITHMS.items() if cls.__module__.startswith("totem_py.")]:
         opts = dict(device=device, partition=strategy, cpu_share=share, gpus=gpus,
                     source=1 if alg in ("bfs", "sssp", "bc") else None)
         want = totem_py.run(g, alg, **opts).values
