@@ -533,18 +533,24 @@ def check_codes(n_codes):
                          f"supports fewer than 2**32")
 
 
-def _build_views(plan, g):
-    n = g.n_vertices
-    idx_dtype = index_dtype(n)
-    mark = np.zeros(n, dtype=np.uint8)
-    degree = np.diff(g.indptr)
+def view_tables(plan, indptr):
+    """What building a plan's views takes from the graph's row offsets: a mark per vertex, the
+    per-vertex table (its sort key by degree, then its code in the partition being built), the
+    partitions' vertices one after another with their offsets, and the owners narrowed."""
+    degree = np.diff(indptr)
     check_degrees(degree)
-    # per vertex: its sort key (by degree) and its code in the partition being built
-    table = np.empty(n, dtype=np.int64)
+    table = np.empty(degree.size, dtype=np.int64)
     _k.plan_keys(degree, table)
     order = np.concatenate(plan.gvids)
     part_ptr = np.concatenate([[0], np.cumsum([v.size for v in plan.gvids])]).astype(np.int64)
-    owner = narrow_owners(plan.owner, plan.n_partitions)
+    return (np.zeros(degree.size, dtype=np.uint8), table, order, part_ptr,
+            narrow_owners(plan.owner, plan.n_partitions))
+
+
+def _build_views(plan, g):
+    n = g.n_vertices
+    idx_dtype = index_dtype(n)
+    mark, table, order, part_ptr, owner = view_tables(plan, g.indptr)
     views = []
     for pid, gvids in enumerate(plan.gvids):
         by_id = _o.sorted_ids(gvids)       # the rows in the graph's order: read front to back

@@ -170,19 +170,12 @@ def spill_views(plan, name, LocalView):
     """The LocalView of every partition for CSR view `name`, built block by block from the
     spill's files (the module's docstring); each view's `indices` and `weights` are read-only
     maps of its spill file (what the run reads goes through `edge_file`, page by page)."""
-    from .plan import check_codes, check_degrees, narrow_owners
+    from .plan import check_codes, view_tables
     spill = plan.spill
     g = plan.graph
     indptr, src = spill.csr(name, g.directed)
     n = g.n_vertices
-    mark = np.zeros(n, dtype=np.uint8)
-    degree = np.diff(indptr)
-    check_degrees(degree)
-    table = np.empty(n, dtype=np.int64)
-    _k.plan_keys(degree, table)
-    order = np.concatenate(plan.gvids)
-    part_ptr = np.concatenate([[0], np.cumsum([v.size for v in plan.gvids])]).astype(np.int64)
-    owner = narrow_owners(plan.owner, plan.n_partitions)
+    mark, table, order, part_ptr, owner = view_tables(plan, indptr)
     has_w = src.weighted
     views = []
     for pid, gvids in enumerate(plan.gvids):
