@@ -10,6 +10,9 @@ read from its output.
     bash experiments/build_hytgraph.sh HYTGRAPH_SRC BUILD
     python -m experiments.baselines hytgraph --bin BUILD/build --graph rmat:22 \\
         --algorithms bfs,sssp,pagerank_delta,cc --json hytgraph_rmat22.json
+    bash experiments/build_sepgraph.sh SEP_SRC BUILD
+    python -m experiments.baselines sepgraph --bin BUILD/build --graph rmat:22 \\
+        --algorithms bfs,sssp,pagerank_delta,bc --json sepgraph_rmat22.json
     bash experiments/build_gap.sh GAPBS_SRC BUILD
     python -m experiments.baselines gap --bin BUILD --graph rmat:22 --threads 16 --json gap.json
 
@@ -26,6 +29,18 @@ system's integer weights hold exactly). BFS, SSSP and BC start from one source, 
   PageRank (residuals pushed to a tolerance); it keeps no edges on the GPU. Each run is a process
   of its own that loads the graph again; times: its "Total time" and the rounds each transfer
   engine served.
+- sepgraph (SEP-Graph/sep-graph, PPoPP'19): Galois' binary .gr; SEP-Graph picks each round's
+  path itself (PageRank: each of sync-pull-td, async-push-td, async-push-dd once, then the one of
+  least predicted time; BFS, SSSP, BC: async-push-dd or -pull-dd by its alpha and beta) except on
+  graphs of average degree below 5, which its paper treats as high-diameter: there, as in its
+  artifact's runs, `-sparse` (one fused async-push-dd kernel); 512-thread blocks, also its
+  artifact's. Our pagerank_delta is its PageRank: a vertex is active while its residual exceeds
+  its `-error` (default 0.01, ranks summing to n), our default --tolerance 0.01 (ranks summing to
+  1, residuals above 0.01 / n); its artifact tuned -error, -alpha and -beta per data set (kron21:
+  -error 0.12 -alpha 8 -beta 5), which --extra passes. BC is from one source, halved as for an
+  undirected graph. Each run is a process of its own; times: its "Total time" (BC: "Time total",
+  both stages), the kernel time, the rounds, and with `--extra -trace` (which adds a copy back
+  per round: not for timing) the path of each round, e.g. `sync-pull-td x3 async-push-dd x20`.
 - gap (sbeamer/gapbs): the edge list its reader takes (`.el`, `.wel` with weights), symmetrised
   (`-s`) when undirected; PageRank runs exactly --iterations rounds (`-t 0`); threads through
   OMP_NUM_THREADS. Times: each of its `-n` trials' "Trial Time".
@@ -145,6 +160,24 @@ def write_hytgraph(graph, path):
     write_edge_list(graph, path, weights)
 
 
+def write_sepgraph(graph, path):
+    """Galois' binary .gr (version 1), which SEP-Graph reads with `-format gr`: four 64-bit words
+    (1, the bytes of an edge's weight: 4 or 0, the vertex and edge counts), the rows' ends
+    (64-bit), the column ids (32-bit) and, where there are weights, 4 bytes of padding if the
+    edge count is odd and the weights (32-bit integers)."""
+    if graph.n_edges >= 2**32:
+        raise ValueError("SEP-Graph's edge ids are 32-bit")
+    weights = integer_weights(graph, "SEP-Graph")
+    with open(path, "wb") as f:
+        np.array([1, 0 if weights is None else 4, graph.n_vertices, graph.n_edges],
+                 np.uint64).tofile(f)
+        graph.indptr[1:].astype(np.uint64).tofile(f)
+        graph.indices.astype(np.uint32).tofile(f)
+        if weights is not None:
+            f.write(bytes(4 * (graph.n_edges % 2)))
+            weights.astype(np.uint32).tofile(f)
+
+
 def write_gap(graph, path):
     write_edge_list(graph, path, integer_weights(graph, "GAP"))
 
@@ -155,7 +188,7 @@ TOTEM_COLUMNS = ("total", "exec", "init", "comp", "comm", "finalize", "cpu_comp"
                  "gpu_total_comp", "scatter", "gather", "aggr", "trv_edges", "exec_rate")
 
 
-def totem_flags(args, alg, config, source):
+def totem_flags(args, alg, config, source, graph_file=None):
     """TOTEM's benchmark flags for one of bench_gpu's configuration labels."""
     flags = {"bfs": "-b6", "pagerank": "-b1", "sssp": "-b2", "cc": "-b8"}[alg]
     platform = {"cpu": ["-p0"], "gpu": ["-p1"], "mapped": ["-p1", "-m1"]}.get(config)
@@ -183,7 +216,7 @@ def totem_runs(output):
     return rows
 
 
-def hytgraph_flags(args, alg, config, source):
+def hytgraph_flags(args, alg, config, source, graph_file=None):
     flags = ["-format", "market_big", "-weight_num", "0" if alg == "sssp" else "1"]
     return flags + (["-source_node", str(source)] if alg in ("bfs", "sssp") else [])
 
@@ -202,7 +235,47 @@ def hytgraph_runs(output):
              for k, m in found.items() if m}]
 
 
-def gap_flags(args, alg, config, source):
+SEP_SPARSE_DEGREE = 5     # its paper's bound on a high-diameter graph's average degree
+
+
+def sepgraph_flags(args, alg, config, source, graph_file=None):
+    """SEP-Graph's flags: the .gr format, no cap on the rounds, 512-thread blocks, the source, and
+    `-sparse` where the graph's average degree (from the file's header) is below 5."""
+    flags = ["-format", "gr", "-max_iteration", "1000000", "-block_size", "512"]
+    n, m = np.fromfile(graph_file, np.uint64, 4)[2:]
+    if m < SEP_SPARSE_DEGREE * n:
+        flags.append("-sparse")
+    return flags + (["-source_node", str(source)] if alg in ("bfs", "sssp", "bc") else [])
+
+
+def sepgraph_runs(output):
+    """SEP-Graph's one run: {time_ms, kernel_ms, rounds, capped (its round cap reached), paths
+    (with -trace each round's path, run-length coded; else a forced path, if any)}."""
+    total = re.search(r"Time total: ([\d.]+)", output) or re.search(r"Total time: ([\d.]+)", output)
+    if total is None:
+        return []
+    run = dict(time_ms=float(total.group(1)),
+               capped=int("Max iteration reached: YES" in output))
+    kernel, rounds = (re.search(p, output) for p in (r"Kernel time: ([\d.]+)", r"Total rounds: (\d+)"))
+    if kernel:
+        run["kernel_ms"] = float(kernel.group(1))
+    if rounds:
+        run["rounds"] = int(rounds.group(1))
+    name = lambda path: path.lower().replace("_", "-")     # noqa: E731 (our --path's names)
+    steps = []
+    for path in re.findall(r"Round: \d+ Policy to execute: (\w+)", output):
+        if not steps or steps[-1][0] != path:
+            steps.append([path, 0])
+        steps[-1][1] += 1
+    forced = re.search(r"Force variant: (\w+)", output)
+    if steps:
+        run["paths"] = " ".join(f"{name(path)} x{k}" for path, k in steps)
+    elif forced:
+        run["paths"] = name(forced.group(1))
+    return [run]
+
+
+def gap_flags(args, alg, config, source, graph_file=None):
     flags = ["-n", str(args.repeat)] + (["-s"] if not args.directed else [])
     if alg in ("bfs", "sssp", "bc"):
         flags += ["-r", str(source)]
@@ -222,7 +295,7 @@ class System:
     binaries: dict          # algorithm -> binary (in --bin)
     extension: Callable     # weighted -> the graph file's extension
     write: Callable         # (graph, path): the graph in the system's format
-    flags: Callable         # (args, algorithm, configuration, source) -> flags before the file
+    flags: Callable         # (args, algorithm, configuration, source, graph file) -> flags
     runs: Callable          # output -> [{time_ms, ...}] of its runs
     configs: str            # the configurations run by default
     graph_flag: str = ""    # the flag before the graph file
@@ -241,6 +314,12 @@ SYSTEMS = {
                        lambda weighted: "el", write_hytgraph, hytgraph_flags, hytgraph_runs,
                        "gpu", graph_flag="-graphfile", repeats_inside=False,
                        shown=("rounds", "filter_rounds", "zerocopy_rounds", "compaction_rounds")),
+    "sepgraph": System("build_sepgraph.sh",
+                       {"bfs": "hybrid_bfs", "sssp": "hybrid_sssp", "pagerank_delta": "hybrid_pr",
+                        "bc": "hybrid_bc"},
+                       lambda weighted: "bgr", write_sepgraph, sepgraph_flags, sepgraph_runs,
+                       "gpu", graph_flag="-graphfile", repeats_inside=False,
+                       shown=("rounds", "kernel_ms", "capped", "paths")),
     "gap": System("build_gap.sh",
                   {"bfs": "bfs", "sssp": "sssp", "pagerank": "pr", "cc": "cc", "bc": "bc"},
                   lambda weighted: "wel" if weighted else "el", write_gap, gap_flags, gap_runs,
@@ -273,7 +352,8 @@ def written_graphs(spec, algorithms, system, folder, undirected=True, source=Non
 
 def run(system, binary, graph_file, alg, config, source, args):
     """One cell's runs: (the command, [{time_ms, ...}]); RuntimeError if the binary fails."""
-    cmd = [str(binary), *system.flags(args, alg, config, source), *args.extra.split(),
+    cmd = [str(binary), *system.flags(args, alg, config, source, graph_file),
+           *args.extra.split(),
            *([system.graph_flag] if system.graph_flag else []), str(graph_file)]
     env = dict(BASELINE_ENV, **system.env(args))
     runs = []
@@ -335,7 +415,8 @@ def main(argv=None):
                     report["runs"].append(dict(algorithm=alg, config=config, command=cmd,
                                                source=source, runs=runs))
                     table.row(alg, config, ms, len(runs), " ".join(
-                        f"{k} {runs[-1][k]:g}" for k in system.shown if k in runs[-1]))
+                        f"{k} {format(v, 'g' if isinstance(v, (int, float)) else '')}"
+                        for k, v in runs[-1].items() if k in system.shown))
                     if args.json:
                         Path(args.json).write_text(json.dumps(report, indent=1))
     return 0

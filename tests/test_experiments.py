@@ -443,6 +443,111 @@ def test_hytgraph_baseline_edge_list_and_runs(tmp_path):
     assert "failed" in proc.stdout and "out of memory" in proc.stdout
 
 
+def _read_galois_gr(path):
+    raw = Path(path).read_bytes()
+    version, weight_bytes, n, m = np.frombuffer(raw, np.uint64, 4)
+    ends = np.frombuffer(raw, np.uint64, n, 32)
+    indices = np.frombuffer(raw, np.uint32, m, 32 + 8 * n)
+    pos = 32 + 8 * n + 4 * m + 4 * (m % 2)
+    weights = np.frombuffer(raw, np.uint32, m, pos) if weight_bytes else None
+    assert len(raw) == (pos + 4 * m if weight_bytes else 32 + 8 * n + 4 * m)
+    return (version, weight_bytes), np.concatenate([[0], ends]), indices, weights
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", ["chain", "rmat_small"])
+def test_sepgraph_baseline_writes_galois_binary_gr(tmp_path, name, weighted):
+    """Galois' .gr, read back: the header, the row ends, the columns and, after the padding that
+    an odd edge count (the chain's 9) needs, the weights."""
+    from experiments.baselines import write_sepgraph
+    from tests.support.toys import toy_graphs, with_random_weights
+    g = toy_graphs()[name]
+    g = with_random_weights(g) if weighted else g
+    write_sepgraph(g, tmp_path / "g.bgr")
+    head, indptr, indices, weights = _read_galois_gr(tmp_path / "g.bgr")
+    assert head == (1, 4 if weighted else 0)
+    assert np.array_equal(indptr, g.indptr) and np.array_equal(indices, g.indices)
+    assert weights is None if not weighted else np.array_equal(weights, g.weights)
+
+
+# SEP-Graph's output for BFS with -trace, written here from the format strings of its
+# framework.cuh (the LOG lines of Engine::PrintInfo, prefixed FILE:LINE HOST:, and the trace line
+# of Engine::Start) and of hybrid_bc.cu (Time stage2, Time total), not captured from a run.
+SEP_OUTPUT = """
+Loading graph g.bgr (gr)
+g.bgr has 512 nodes and 9738 edges
+The graph has 512 vertices, and 9738 edges (average degree: 19.019531)
+/s/include/framework/framework.cuh:126 HOST: Load graph time: 3.100000 ms (excluded)
+Round: 1 Policy to execute: ASYNC_PUSH_DD Time: 0.051000 In-nodes: 1 Out-nodes: 40 \
+Input-edges: 0 Output-edges: 812 Total-workload: 9738
+In: 40 Out-low: 0 Out-high: 0
+Round: 2 Policy to execute: ASYNC_PULL_DD Time: 0.081000 In-nodes: 40 Out-nodes: 400 \
+Input-edges: 812 Output-edges: 8000 Total-workload: 9738
+Round: 3 Policy to execute: ASYNC_PULL_DD Time: 0.061000 In-nodes: 400 Out-nodes: 60 \
+Input-edges: 8000 Output-edges: 900 Total-workload: 9738
+Round: 4 Policy to execute: ASYNC_PUSH_DD Time: 0.021000 In-nodes: 60 Out-nodes: 0 \
+Input-edges: 900 Output-edges: 0 Total-workload: 9738
+/s/include/framework/framework.cuh:260 HOST: --------------Overhead--------------
+/s/include/framework/framework.cuh:271 HOST: --------------Time statistics---------
+/s/include/framework/framework.cuh:272 HOST: Kernel time: 1.200000
+/s/include/framework/framework.cuh:273 HOST: Total time: 2.500000
+/s/include/framework/framework.cuh:274 HOST: Total rounds: 4
+/s/include/framework/framework.cuh:275 HOST: Time/round: 0.625000
+/s/include/framework/framework.cuh:303 HOST: Fused kernel: NO
+/s/include/framework/framework.cuh:304 HOST: Max iteration reached: NO
+Warning: Result not checked
+"""
+
+
+def test_sepgraph_baseline_reads_its_output_and_picks_its_flags(tmp_path):
+    """Its time, kernel time and rounds, each round's path run-length coded (with -trace), a
+    forced path otherwise, BC's two stages; its flags: the source where the algorithm takes one,
+    -sparse below an average degree of 5."""
+    from argparse import Namespace
+
+    from experiments.baselines import sepgraph_flags, sepgraph_runs, write_sepgraph
+    from tests.support.toys import toy_graphs
+    assert sepgraph_runs(SEP_OUTPUT) == [dict(
+        time_ms=2.5, kernel_ms=1.2, rounds=4, capped=0,
+        paths="async-push-dd x1 async-pull-dd x2 async-push-dd x1")]
+    forced = "\n".join(line for line in SEP_OUTPUT.splitlines() if "Round:" not in line)
+    forced = forced.replace("reached: NO", "reached: YES").replace(
+        "Fused kernel", "Force variant: ASYNC_PUSH_DD\nFused kernel")
+    bc = forced + "Time stage2: 0.700000\nTime total: 3.200000\n"
+    assert sepgraph_runs(forced)[0]["paths"] == "async-push-dd"
+    assert sepgraph_runs(forced)[0]["capped"] == 1
+    assert sepgraph_runs(bc)[0]["time_ms"] == 3.2 and sepgraph_runs("no GPU") == []
+    graphs = toy_graphs()
+    args = Namespace()
+    for name, sparse in (("chain", True), ("complete", False)):
+        write_sepgraph(graphs[name], tmp_path / f"{name}.bgr")
+        for alg in ("bfs", "sssp", "pagerank_delta", "bc"):
+            flags = sepgraph_flags(args, alg, "gpu", 3, tmp_path / f"{name}.bgr")
+            assert flags[:2] == ["-format", "gr"] and ("-sparse" in flags) == sparse
+            assert (flags[-2:] == ["-source_node", "3"]) == (alg != "pagerank_delta")
+
+
+@pytest.mark.slow
+def test_sepgraph_baseline_runs(tmp_path):
+    """Runs of stand-ins for its binaries, a process a run: medians, the fields, a failing binary
+    reported."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    (tmp_path / "out.txt").write_text(SEP_OUTPUT)
+    for name in ("hybrid_bfs", "hybrid_sssp", "hybrid_pr"):
+        _fake(bins / name, f"echo \"args: $*\"\ncat {tmp_path / 'out.txt'}\n")
+    _fake(bins / "hybrid_bc", "echo 'CUDA driver version is insufficient' >&2\nexit 1\n")
+    out = tmp_path / "s.json"
+    proc = _run("experiments.baselines", "sepgraph", "--bin", str(bins), "--graph", "rmat:8",
+                "--repeat", "2", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert report["times_ms"] == {a: {"gpu": 2.5} for a in ("bfs", "sssp", "pagerank_delta")}
+    runs = {r["algorithm"]: r for r in report["runs"]}
+    assert len(runs["bfs"]["runs"]) == 2 and runs["sssp"]["command"][-1].endswith("graph_w.bgr")
+    assert "paths async-push-dd x1 async-pull-dd x2" in proc.stdout
+    assert "bc              gpu        failed" in proc.stdout and "insufficient" in proc.stdout
+
+
 def test_gap_baseline_edge_lists_and_runs(tmp_path):
     """GAP's edge lists (`src dst`, `.wel` with weights) and runs of stand-ins for its kernels:
     the trials of one process, its source, PageRank's exact rounds, symmetrised input and the
