@@ -12,12 +12,12 @@
 # loses the buffered output.
 
 groute_patched_copy() {
-local src=$1 build=$2
-mkdir -p "$build"
-cp -r "$src/." "$build/"
-cd "$build"
-mkdir -p compat/cub/grid
-cat > compat/cub/grid/grid_barrier.cuh <<'H'
+  local src=$1 build=$2
+  mkdir -p "$build"
+  cp -r "$src/." "$build/"
+  cd "$build"
+  mkdir -p compat/cub/grid
+  cat > compat/cub/grid/grid_barrier.cuh <<'H'
 // A barrier across the blocks of a grid whose blocks are all resident at once: a count of the
 // blocks arrived and a generation number that the last one to arrive advances.
 #pragma once
@@ -61,7 +61,7 @@ class GridBarrierLifetime : public GridBarrier {
 };
 }  // namespace cub
 H
-cat > compat/cub_removed.cuh <<'H'
+  cat > compat/cub_removed.cuh <<'H'
 // Warp helpers that CUB no longer has, as Groute's code calls them.
 #pragma once
 #ifdef __CUDACC__
@@ -80,7 +80,7 @@ __device__ __forceinline__ void WARP_SYNC(unsigned int mask) { __syncwarp(mask);
 }  // namespace cub
 #endif
 H
-python3 - <<'PY'
+  python3 - <<'PY'
 import re
 from pathlib import Path
 cm = Path("CMakeLists.txt")
@@ -106,15 +106,15 @@ PY
 }
 
 groute_return() {
-local file=$1 call=$2
-[ "$(grep -c "^ *$call();" "$file")" = 1 ] || { echo "$file: no lone $call();" >&2; return 1; }
-sed -i "s/^\( *\)$call();/\1return $call();/" "$file"
+  local file=$1 call=$2
+  [ "$(grep -c "^ *$call();" "$file")" = 1 ] || { echo "$file: no lone $call();" >&2; return 1; }
+  sed -i "s/^\( *\)$call();/\1return $call();/" "$file"
 }
 
 groute_make() {
-mkdir -p build
-cd build
-cmake .. -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 > cmake.log
-make -j"$(nproc)" "$@"
-ls -l "$@"
+  mkdir -p build
+  cd build
+  cmake .. -DCMAKE_BUILD_TYPE=Release -DCMAKE_POLICY_VERSION_MINIMUM=3.5 > cmake.log
+  make -j"$(nproc)" "$@"
+  ls -l "$@"
 }
