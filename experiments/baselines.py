@@ -29,18 +29,19 @@ system's integer weights hold exactly). BFS, SSSP and BC start from one source, 
   PageRank (residuals pushed to a tolerance); it keeps no edges on the GPU. Each run is a process
   of its own that loads the graph again; times: its "Total time" and the rounds each transfer
   engine served.
-- sepgraph (SEP-Graph/sep-graph, PPoPP'19): Galois' binary .gr; SEP-Graph picks each round's
-  path itself (PageRank: each of sync-pull-td, async-push-td, async-push-dd once, then the one of
-  least predicted time; BFS, SSSP, BC: async-push-dd or -pull-dd by its alpha and beta) except on
-  graphs of average degree below 5, which its paper treats as high-diameter: there, as in its
-  artifact's runs, `-sparse` (one fused async-push-dd kernel); 512-thread blocks, also its
-  artifact's. Our pagerank_delta is its PageRank: a vertex is active while its residual exceeds
-  its `-error` (default 0.01, ranks summing to n), our default --tolerance 0.01 (ranks summing to
-  1, residuals above 0.01 / n); its artifact tuned -error, -alpha and -beta per data set (kron21:
-  -error 0.12 -alpha 8 -beta 5), which --extra passes. BC is from one source, halved as for an
-  undirected graph. Each run is a process of its own; times: its "Total time" (BC: "Time total",
-  both stages), the kernel time, the rounds, and with `--extra -trace` (which adds a copy back
-  per round: not for timing) the path of each round, e.g. `sync-pull-td x3 async-push-dd x20`.
+- sepgraph (SEP-Graph/sep-graph, PPoPP'19): Galois' binary .gr, held on the GPU as CSR and CSC;
+  SEP-Graph picks each round's path itself (PageRank: each of sync-pull-td, async-push-td and
+  async-push-dd once, then the one of least predicted time; BFS, SSSP, BC: async-push-dd or
+  async-pull-dd by its -alpha and -beta), except on graphs of average degree below 5, which its
+  paper treats as high-diameter: there, as in its artifact's runs, `-sparse` (traversals: one
+  fused async-push-dd kernel). Its other flags are its artifact's too, with a round cap out of
+  reach. Our pagerank_delta is its PageRank: a vertex is active while its residual exceeds its
+  `-error` (default 0.01, ranks summing to n), as under our default --tolerance 0.01 (ranks
+  summing to 1, residuals above 0.01 / n); its artifact tuned -error, -alpha and -beta per data
+  set (kron21: -error 0.12 -alpha 8 -beta 5), which --extra passes. BC is from one source,
+  halved as for an undirected graph. Each run is a process of its own; times: its "Total time"
+  (BC: "Time total", both stages), its kernel time and rounds, and with `--extra -trace` (a copy
+  back per round: not for timing) each round's path, e.g. `sync-pull-td x3 async-push-dd x20`.
 - gap (sbeamer/gapbs): the edge list its reader takes (`.el`, `.wel` with weights), symmetrised
   (`-s`) when undirected; PageRank runs exactly --iterations rounds (`-t 0`); threads through
   OMP_NUM_THREADS. Times: each of its `-n` trials' "Trial Time".
@@ -239,13 +240,16 @@ SEP_SPARSE_DEGREE = 5     # its paper's bound on a high-diameter graph's average
 
 
 def sepgraph_flags(args, alg, config, source, graph_file=None):
-    """SEP-Graph's flags: the .gr format, no cap on the rounds, 512-thread blocks, the source, and
-    `-sparse` where the graph's average degree (from the file's header) is below 5."""
-    flags = ["-format", "gr", "-max_iteration", "1000000", "-block_size", "512"]
+    """SEP-Graph's flags: the .gr format, a round cap (its default, 200) out of reach, `-sparse`
+    where the graph's average degree (from the file's header) is below 5, and as its artifact's
+    runs: PageRank's worklists 0.4 of the edges, the traversals' 512-thread blocks and source."""
+    flags = ["-format", "gr", "-max_iteration", "1000000"]
     n, m = np.fromfile(graph_file, np.uint64, 4)[2:]
     if m < SEP_SPARSE_DEGREE * n:
         flags.append("-sparse")
-    return flags + (["-source_node", str(source)] if alg in ("bfs", "sssp", "bc") else [])
+    if alg == "pagerank_delta":
+        return flags + ["-wl_alloc_factor", "0.4"]
+    return flags + ["-block_size", "512", "-source_node", str(source)]
 
 
 def sepgraph_runs(output):
@@ -256,11 +260,11 @@ def sepgraph_runs(output):
         return []
     run = dict(time_ms=float(total.group(1)),
                capped=int("Max iteration reached: YES" in output))
-    kernel, rounds = (re.search(p, output) for p in (r"Kernel time: ([\d.]+)", r"Total rounds: (\d+)"))
-    if kernel:
-        run["kernel_ms"] = float(kernel.group(1))
-    if rounds:
-        run["rounds"] = int(rounds.group(1))
+    for key, pattern, kind in (("kernel_ms", r"Kernel time: ([\d.]+)", float),
+                               ("rounds", r"Total rounds: (\d+)", int)):
+        found = re.search(pattern, output)
+        if found:
+            run[key] = kind(found.group(1))
     name = lambda path: path.lower().replace("_", "-")     # noqa: E731 (our --path's names)
     steps = []
     for path in re.findall(r"Round: \d+ Policy to execute: (\w+)", output):

@@ -525,6 +525,7 @@ def test_sepgraph_baseline_reads_its_output_and_picks_its_flags(tmp_path):
             flags = sepgraph_flags(args, alg, "gpu", 3, tmp_path / f"{name}.bgr")
             assert flags[:2] == ["-format", "gr"] and ("-sparse" in flags) == sparse
             assert (flags[-2:] == ["-source_node", "3"]) == (alg != "pagerank_delta")
+            assert ("-wl_alloc_factor" in flags) == (alg == "pagerank_delta")
 
 
 @pytest.mark.slow
