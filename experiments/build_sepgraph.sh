@@ -3,9 +3,9 @@
 # GPUs (sm_90) with CUDA 13 and CMake 3.25-4:
 #   bash experiments/build_sepgraph.sh SEP_SRC BUILD
 # SEP_SRC: a checkout of SEP-Graph/sep-graph with its gflags submodule inside
-# (`git -C SEP_SRC submodule update --init deps/gflags`, or gflags/gflags' commit 498cfa8
-# unpacked into SEP_SRC/deps/gflags); its cub submodule is not needed (the toolkit's CUB
-# serves). The binaries land in BUILD/build/ (for `python -m experiments.baselines sepgraph
+# (`git -C SEP_SRC submodule update --init deps/gflags`, or a gflags/gflags archive at the
+# commit that `git ls-tree HEAD deps/gflags` names in SEP-Graph's repository, unpacked into
+# SEP_SRC/deps/gflags); its cub submodule is not needed (the toolkit's CUB serves). The binaries land in BUILD/build/ (for `python -m experiments.baselines sepgraph
 # --bin BUILD/build`). The changes to a copy of the source are groute_build.sh's, and
 # hybrid_bc's Single() returns HybridBC()'s result.
 set -euo pipefail
