@@ -169,3 +169,18 @@ def test_mpi_check_runs_without_a_gpu_by_default():
                    module="experiments.mpi_check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "results MATCH" in proc.stdout and "all results match" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_rank_output_of_one_process_lists_every_vertex_by_its_original_id(tmp_path):
+    """--output with {rank} in one process after --relabel: every vertex under the file's ids,
+    the one in no edge too."""
+    path = tmp_path / "g.csv"
+    path.write_text("0,1\n1,2\n2,3\n3,5\n")        # vertex 4 is in no edge
+    proc = run_cli("--graph", path, "--algorithm", "bfs", "--relabel", "--source", 0,
+                   "--verify", "--quiet", "--device", "emulated",
+                   "--output", tmp_path / "r{rank}.npy")
+    assert proc.returncode == 0, proc.stderr
+    got = np.load(tmp_path / "r0.npy")
+    assert got["vertex"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert got["value"].tolist() == [0, 1, 2, 3, -1, 4]

@@ -272,9 +272,12 @@ def write_outputs(outputs, args, result, values, metrics, comm):
     """The per-vertex result and the metrics, all or nothing (every rank its own)."""
     writers = []
     if per_rank_output(args):
-        engine = result.engine
-        order = np.argsort(engine.local_gvids)
-        ids, mine = engine.local_gvids[order], engine.values[order]
+        if comm.size == 1:      # one rank holds every vertex, by its original id (--relabel)
+            ids, mine = np.arange(values.size), values
+        else:
+            engine = result.engine
+            order = np.argsort(engine.local_gvids)
+            ids, mine = engine.local_gvids[order], engine.values[order]
         path = rank_output(args, comm.rank)
         writers.append(lambda f: save_values(f, path, mine, ids))
     elif comm.rank == 0 and args.output:
