@@ -479,11 +479,13 @@ class Engine:
             with p.context():
                 p.start_timer()
                 algorithm.compute(p, step, mode, self._box(p, mode))
+                p.stop_timer()
         for p in self.parts:
             if p.device != "gpu":
                 _, times[p.pid] = p.timed(self._rounds, algorithm, p, step, mode, True)
         for p in gpus:      # an async GPU partition's later rounds, after the host's work
             with p.context():
+                p.start_timer()     # a span of its own: the stream idled through the host's
                 self._rounds(algorithm, p, step, mode, False)
                 p.stop_timer()
         if self.ranks is not None:

@@ -15,6 +15,8 @@ from kernels_cpu.chunks import chunk_copy
 
 from .partition import Partition, _carve, _layout
 
+SPANS = 2       # timed spans of a superstep (GpuPartition.start_timer)
+
 
 def _is_pinned(host):
     """Whether `host` lies in page-locked memory (a copy from it needs no staging)."""
@@ -43,7 +45,10 @@ class GpuPartition(Partition):
         self.zerocopy = edges.mapped
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
-            self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
+            # compute's timed spans of a superstep: the first round, the later rounds of an
+            # async path (queued after the host partitions' work, which the stream idles through)
+            self._timers = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(SPANS)]
+            self._spans = 0
             # streamed edges: copies on their own stream; per staging slot an event for "copy
             # done" and one for "kernels reading it done"
             self.copy_stream = cupy.cuda.Stream(non_blocking=True)
@@ -194,14 +199,19 @@ class GpuPartition(Partition):
         self.stream.synchronize()
 
     def start_timer(self):
-        self._start.record(self.stream)
+        """Open the superstep's next timed span on the stream (SPANS at most)."""
+        self._timers[self._spans][0].record(self.stream)
 
     def stop_timer(self):
-        self._stop.record(self.stream)
+        self._timers[self._spans][1].record(self.stream)
+        self._spans += 1
 
     def elapsed(self):
-        self._stop.synchronize()
-        return cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+        """The seconds the stream spent inside the superstep's spans, which it closes."""
+        spans, self._spans = self._timers[:self._spans], 0
+        if spans:
+            spans[-1][1].synchronize()
+        return sum(cupy.cuda.get_elapsed_time(a, b) for a, b in spans) / 1e3
 
 
 class _Context:
