@@ -162,7 +162,9 @@ class Graph:
         indices = np.empty(src.size, dtype=dst.dtype)
         out_w = np.empty(src.size if weights is not None else 0, dtype=np.float64)
         w_in = np.asarray(weights, dtype=np.float64) if weights is not None else out_w
-        _csr.csr_scatter(src, dst, w_in, indptr, indices, out_w, weights is not None)
+        _csr.place_rows(src, dst, w_in, weights is not None, False,
+                        _csr.row_blocks(src.size, n_vertices, indptr), indptr[:-1].copy(),
+                        indices, out_w)
         graph = cls(indptr, indices, out_w if weights is not None else None, spec, directed,
                     checked=False)
         if checked and not directed:
