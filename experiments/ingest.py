@@ -15,7 +15,8 @@ then reads a text edge list of about --text-mb MB (rmat edges, `u<TAB>v` lines, 
 into --dir) with `totem_py.io.load`, and the same graph as .npz and as .tcsr. With --gap, GAP's
 converter `-g SCALE -k 16` runs as many times, with OMP_NUM_THREADS=--threads; its "Generate
 Time" and "Build Time" (a symmetrised graph: GAP's -g always makes one) are its stages.
-Prints each stage's median (and the peak resident memory after the first repeat's stage) and
+Prints each stage's median wall time and CPU time (all threads; on a busy host the wall time
+also counts the waits for a core), the peak resident memory after the first repeat's stage, and
 writes every repeat's times as JSON.
 """
 
@@ -40,19 +41,20 @@ def peak_rss_gb():
 
 
 def rmat_stages(scale, views, seed=0):
-    """{stage: seconds} of getting rmat:scale in, and {stage: peak RSS GB after it}."""
+    """{stage: seconds}, {stage: CPU seconds (all threads)} of getting rmat:scale in,
+    {stage: peak RSS GB after it}, and the edges."""
     from kernels_cpu import buckets
     from partitioners import partition
     from totem_py.generators import raw_edges
     from totem_py.graph import Graph
-    times, peaks = {}, {}
-    t = time.perf_counter()
+    times, cpu, peaks = {}, {}, {}
+    t, c = time.perf_counter(), time.process_time()
 
     def lap(stage):
-        nonlocal t
-        now = time.perf_counter()
-        times[stage], peaks[stage] = now - t, peak_rss_gb()
-        t = now
+        nonlocal t, c
+        now, now_cpu = time.perf_counter(), time.process_time()
+        times[stage], cpu[stage], peaks[stage] = now - t, now_cpu - c, peak_rss_gb()
+        t, c = now, now_cpu
     src, dst = raw_edges("rmat", scale, 16, seed)
     lap("generate")
     bucketed = buckets.bucketed(src, dst, 1 << scale, scale)
@@ -65,7 +67,7 @@ def rmat_stages(scale, views, seed=0):
     for name in views:
         plan.views(name)
     lap("views")
-    return times, peaks, graph.n_edges
+    return times, cpu, peaks, graph.n_edges
 
 
 def write_text(scale, mb, path):
@@ -140,13 +142,14 @@ def main(argv=None):
     from totem_py.harness import make_algorithm
     views = make_algorithm(args.algorithm, generate("rmat:8"), source=0)[0].views()
     rmat_stages(19, views)          # compiles the kernels (parallel ones too)
-    runs, reads, gaps, peaks = [], [], [], None
+    runs, cpus, reads, gaps, peaks = [], [], [], [], None
     folder = args.dir or tempfile.mkdtemp(prefix="ingest_")
     os.makedirs(folder, exist_ok=True)
     text_bytes = 0
     for r in range(args.repeat):        # interleaved: ours, the files, GAP's
-        times, stage_peaks, n_edges = rmat_stages(args.scale, views)
+        times, cpu, stage_peaks, n_edges = rmat_stages(args.scale, views)
         runs.append(times)
+        cpus.append(cpu)
         peaks = peaks or stage_peaks
         if args.text_mb > 0:
             if r == 0:
@@ -158,11 +161,12 @@ def main(argv=None):
             gaps.append(gap_converter(args.gap, args.scale, threads))
     print(f"rmat:{args.scale} ({n_edges} edges after cleanup), {threads} threads, "
           f"median of {args.repeat}; views {','.join(views)}")
-    print(f"{'stage':12} {'s':>8} {'peak GB':>8}")
+    print(f"{'stage':12} {'s':>8} {'cpu s':>8} {'peak GB':>8}")
     for stage in STAGES:
-        print(f"{stage:12} {median(r[stage] for r in runs):8.3f} {peaks[stage]:8.2f}")
-    total = median(sum(r.values()) for r in runs)
-    print(f"{'total':12} {total:8.3f}")
+        print(f"{stage:12} {median(r[stage] for r in runs):8.3f} "
+              f"{median(c[stage] for c in cpus):8.3f} {peaks[stage]:8.2f}")
+    print(f"{'total':12} {median(sum(r.values()) for r in runs):8.3f} "
+          f"{median(sum(c.values()) for c in cpus):8.3f}")
     if gaps:
         for stage in ("generate", "build"):
             print(f"{'GAP ' + stage:12} {median(g[stage] for g in gaps):8.3f}")
@@ -175,7 +179,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(prov, scale=args.scale, threads=threads, views=views,
-                           n_edges=int(n_edges), stages=runs, peak_rss_gb=peaks, gap=gaps,
+                           n_edges=int(n_edges), stages=runs, cpu_s=cpus, peak_rss_gb=peaks, gap=gaps,
                            text_bytes=text_bytes, reads=reads), f, indent=1)
 
 

@@ -86,6 +86,52 @@ def place_rows(src, dst, weights, has_weights, mirror, bounds, fill, indices, ou
                     out_weights[p] = weights[e]
 
 
+@njit(parallel=True, nogil=True, cache=True)
+def count_targets(indptr, indices, bounds, counts):
+    """counts[v + 1] += the edges of the CSR (indptr, indices) into v: the transpose's row
+    sizes. Thread k counts the targets bounds[k]:bounds[k + 1]."""
+    for k in prange(bounds.size - 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        for e in range(indices.size):
+            v = indices[e]
+            if lo <= v < hi:
+                counts[v + 1] += 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def place_transposed(indptr, indices, weights, has_weights, bounds, fill, out, out_weights):
+    """The transpose of the CSR (indptr, indices, weights): edge (u, v) placed as u at fill[v],
+    which advances; each row of the transpose lists its sources in ascending order (the CSR's
+    row order). Thread k places the rows bounds[k]:bounds[k + 1]."""
+    for k in prange(bounds.size - 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        for u in range(indptr.size - 1):
+            for e in range(indptr[u], indptr[u + 1]):
+                v = indices[e]
+                if lo <= v < hi:
+                    p = fill[v]
+                    fill[v] = p + 1
+                    out[p] = u
+                    if has_weights:
+                        out_weights[p] = weights[e]
+
+
+def transpose(indptr, indices, weights=None):
+    """(indptr, indices, weights) of the transpose of a CSR of n_vertices = indptr.size - 1
+    rows, its rows' sources in ascending order; weights None where there are none."""
+    n, m = indptr.size - 1, indices.size
+    t_indptr = np.zeros(n + 1, np.int64)
+    count_targets(indptr, indices, row_blocks(m, n), t_indptr)
+    np.cumsum(t_indptr, out=t_indptr)
+    has_w = weights is not None
+    t_indices = np.empty(m, indices.dtype)
+    t_weights = np.empty(m if has_w else 0, np.float64)
+    place_transposed(indptr, indices, weights if has_w else t_weights, has_w,
+                     row_blocks(m, n, t_indptr), t_indptr, t_indices, t_weights)
+    restore_indptr(t_indptr)
+    return t_indptr, t_indices, t_weights if has_w else None
+
+
 @njit(nogil=True, cache=True)
 def restore_indptr(fill):
     """The indptr that `place_rows` advanced as its `fill` (each row's start moved to the next

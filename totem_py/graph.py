@@ -185,8 +185,8 @@ class Graph:
             if not self.directed:
                 self._reverse = self
             else:
-                rev = Graph.from_edges(self.indices, self.edge_sources(), self.n_vertices,
-                                       self.weights, self.spec + " (reverse)", checked=False)
+                rev = Graph(*_csr.transpose(self.indptr, self.indices, self.weights),
+                            spec=self.spec + " (reverse)", checked=False)
                 rev._reverse = self
                 self._reverse = rev
         return self._reverse
@@ -199,14 +199,13 @@ class Graph:
         of the edges find the answer and the edge. The transpose's rows are sorted by id: it
         is compared with the graph itself if the graph's rows are sorted, else with its own
         transpose (the graph, rows sorted)."""
-        n, src = self.n_vertices, self.edge_sources()
-        t = Graph.from_edges(self.indices, src, n, self.weights, checked=False)
-        rows = self if self._sorted_rows() else Graph.from_edges(
-            t.indices, t.edge_sources(), n, t.weights, checked=False)
+        t = Graph(*_csr.transpose(self.indptr, self.indices, self.weights), checked=False)
+        rows = self if self._sorted_rows() else Graph(
+            *_csr.transpose(t.indptr, t.indices, t.weights), checked=False)
         if (np.array_equal(t.indptr, rows.indptr) and np.array_equal(t.indices, rows.indices)
                 and (self.weights is None or np.array_equal(t.weights, rows.weights))):
             return None
-        dst, w = self.indices, self.weights
+        src, dst, w = self.edge_sources(), self.indices, self.weights
         keys = (dst, src) if w is None else (w, dst, src)
         forward = np.lexsort(keys)                          # edges by (u, v[, w])
         backward = np.lexsort(keys[:-2] + (src, dst))       # reversed edges by (v, u[, w])
