@@ -113,8 +113,8 @@ def file_reads(folder, mb):
 def gap_converter(binary, scale, threads):
     """GAP's converter generating and building kron SCALE: {generate, build} seconds."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([binary, "-g", str(scale), "-k", "16"], env=env, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([binary, "-g", str(scale), "-k", "16", "-b", os.devnull], env=env,
+                         capture_output=True, text=True, check=True).stdout
     found = {k: float(re.search(rf"{k} Time:\s+([0-9.]+)", out).group(1))
              for k in ("Generate", "Build")}
     return {"generate": found["Generate"], "build": found["Build"]}
@@ -141,7 +141,7 @@ def main(argv=None):
     from totem_py import generate
     from totem_py.harness import make_algorithm
     views = make_algorithm(args.algorithm, generate("rmat:8"), source=0)[0].views()
-    rmat_stages(19, views)          # compiles the kernels (parallel ones too)
+    rmat_stages(min(args.scale, 19), views)     # compiles the kernels (parallel forms too)
     runs, cpus, reads, gaps, peaks = [], [], [], [], None
     folder = args.dir or tempfile.mkdtemp(prefix="ingest_")
     os.makedirs(folder, exist_ok=True)
@@ -154,7 +154,7 @@ def main(argv=None):
         if args.text_mb > 0:
             if r == 0:
                 with tempfile.TemporaryDirectory() as warm:
-                    file_reads(warm, 8)       # compiles the readers and writers
+                    file_reads(warm, min(args.text_mb, 8))    # compiles the readers
             t, text_bytes = file_reads(folder, args.text_mb)
             reads.append(t)
         if args.gap:

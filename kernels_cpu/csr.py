@@ -49,7 +49,8 @@ def row_blocks(n_entries, n_rows, indptr=None):
 @njit(parallel=True, nogil=True, cache=True)
 def count_rows(src, dst, mirror, bounds, counts):
     """counts[u + 1] += the entries of row u: one per src[e] == u, and with mirror one per
-    dst[e] == u, src[e] != u. Thread k counts the rows bounds[k]:bounds[k + 1]."""
+    dst[e] == u, src[e] != u (with src a CSR's indices, the in-degrees). Thread k counts the
+    rows bounds[k]:bounds[k + 1]."""
     for k in prange(bounds.size - 1):
         lo, hi = bounds[k], bounds[k + 1]
         for e in range(src.size):
@@ -87,18 +88,6 @@ def place_rows(src, dst, weights, has_weights, mirror, bounds, fill, indices, ou
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def count_targets(indptr, indices, bounds, counts):
-    """counts[v + 1] += the edges of the CSR (indptr, indices) into v: the transpose's row
-    sizes. Thread k counts the targets bounds[k]:bounds[k + 1]."""
-    for k in prange(bounds.size - 1):
-        lo, hi = bounds[k], bounds[k + 1]
-        for e in range(indices.size):
-            v = indices[e]
-            if lo <= v < hi:
-                counts[v + 1] += 1
-
-
-@njit(parallel=True, nogil=True, cache=True)
 def place_transposed(indptr, indices, weights, has_weights, bounds, fill, out, out_weights):
     """The transpose of the CSR (indptr, indices, weights): edge (u, v) placed as u at fill[v],
     which advances; each row of the transpose lists its sources in ascending order (the CSR's
@@ -116,13 +105,19 @@ def place_transposed(indptr, indices, weights, has_weights, bounds, fill, out, o
                         out_weights[p] = weights[e]
 
 
+def target_counts(indices, n_vertices):
+    """counts[v + 1] = how many of `indices` are v (a CSR's in-degrees, shifted by one: the
+    transpose's row offsets once summed); n_vertices + 1 items."""
+    counts = np.zeros(n_vertices + 1, np.int64)
+    count_rows(indices, indices, False, row_blocks(indices.size, n_vertices), counts)
+    return counts
+
+
 def transpose(indptr, indices, weights=None):
     """(indptr, indices, weights) of the transpose of a CSR of n_vertices = indptr.size - 1
     rows, its rows' sources in ascending order; weights None where there are none."""
     n, m = indptr.size - 1, indices.size
-    t_indptr = np.zeros(n + 1, np.int64)
-    count_targets(indptr, indices, row_blocks(m, n), t_indptr)
-    np.cumsum(t_indptr, out=t_indptr)
+    t_indptr = np.cumsum(target_counts(indices, n))
     has_w = weights is not None
     t_indices = np.empty(m, indices.dtype)
     t_weights = np.empty(m if has_w else 0, np.float64)

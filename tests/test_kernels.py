@@ -222,7 +222,7 @@ def test_csr_builds_are_stable_counting_sorts_by_row(mirror):
     csr.restore_indptr(indptr)
     assert np.array_equal(indices, targets[order]) and np.array_equal(out_w, weights[order])
     t_indptr = np.zeros(n + 1, np.int64)
-    csr.count_targets(indptr, indices, bounds, t_indptr)
+    csr.count_rows(indices, indices, False, bounds, t_indptr)
     np.cumsum(t_indptr, out=t_indptr)
     t_indices, t_w = np.empty_like(indices), np.empty(rows.size)
     csr.place_transposed(indptr, indices, out_w, True, bounds, t_indptr, t_indices, t_w)
