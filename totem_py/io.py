@@ -25,6 +25,7 @@ import os
 import stat
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -172,23 +173,28 @@ class _LongLine(Exception):
 
 
 def _chunks(stream):
-    """Yield (bytes, end) where data[:end] is whole lines; the last chunk may lack a newline."""
+    """Yield (bytes, end) where data[:end] is whole lines; the last chunk may lack a newline.
+    A second thread reads the next block while the caller parses this one (the scanner
+    releases the GIL)."""
     tail = b""
-    while True:
-        block = stream.read(CHUNK_BYTES)
-        if not block:
-            if tail:
-                yield tail, len(tail)
-            return
-        data = tail + block
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            if len(data) > MAX_LINE_BYTES:
-                raise _LongLine
-            tail = data
-            continue
-        yield data, end
-        tail = data[end:]
+    with ThreadPoolExecutor(1) as reader:
+        pending = reader.submit(stream.read, CHUNK_BYTES)
+        while True:
+            block = pending.result()
+            if not block:
+                if tail:
+                    yield tail, len(tail)
+                return
+            pending = reader.submit(stream.read, CHUNK_BYTES)
+            data = tail + block
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                if len(data) > MAX_LINE_BYTES:
+                    raise _LongLine
+                tail = data
+                continue
+            yield data, end
+            tail = data[end:]
 
 
 def _show(raw):
