@@ -182,7 +182,7 @@ def _parse_float(buf, i, end, integer):
 @njit(cache=True, nogil=True)
 def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_weight, one_based,
                limit1, limit2, max_edges, store_max, src, dst, weights, inexact,
-               nonnegative=False, integer=False):
+               nonnegative=False, integer=False, first=0):
     """Parse the edge lines of buf[start:end] into src, dst (and weights).
 
     comment1/comment2: first bytes of comment lines; prefix: required first byte of an edge line (0:
@@ -191,9 +191,10 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
     one_based: ids start at 1 and are shifted to 0; limit1/limit2: ids (0-based) must be below these;
     max_edges: more edges is an error; store_max: largest id src/dst can hold; nonnegative: a
     negative weight is an error; integer: a weight must be an integer. A weight must be finite.
+    The edges go from index `first` of src, dst and weights on.
     A weight the scanner cannot compute exactly is NaN in `weights`, and the byte offset of its
     text is in `inexact` (as long as `weights`), in file order; `parse_floats` reads them and
-    the caller checks them (finite, non-negative).
+    the caller checks them (finite, non-negative); the offsets, too, from `first` on.
     Returns (n_edges, weight_mode, max_id, error, error_line, error_pos, n_inexact).
     """
     i = start
@@ -275,12 +276,12 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
 
         if k >= max_edges:
             return k, weight_mode, max_id, TOO_MANY, line, line_start, n_inexact
-        src[k] = u
-        dst[k] = v
+        src[first + k] = u
+        dst[first + k] = v
         if weight_mode == 1:
-            weights[k] = w
+            weights[first + k] = w
             if outcome == INEXACT:
-                inexact[n_inexact] = tok
+                inexact[first + n_inexact] = tok
                 n_inexact += 1
         max_id = max(max_id, u, v)
         k += 1
@@ -348,11 +349,9 @@ def scan_pieces(buf, cuts, at, comment1, comment2, prefix, weight_mode, after_we
     chunk is the caller's to pick). Where weight_mode is undecided (-1) each piece decides
     its own from its first edge line: the caller checks that they agree."""
     for j in prange(cuts.size - 1):
-        a = at[j]
         k, mode, max_id, err, line, pos, n_inexact = scan_edges(
             buf, cuts[j], cuts[j + 1], comment1, comment2, prefix, weight_mode, after_weight,
-            one_based, limit1, limit2, max_edges, store_max, src[a:], dst[a:],
-            weights[a:] if weights.size else weights, inexact[a:] if inexact.size else inexact,
-            nonnegative, integer)
+            one_based, limit1, limit2, max_edges, store_max, src, dst, weights, inexact,
+            nonnegative, integer, at[j])
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = k, mode, max_id, err
         out[j, 4], out[j, 5], out[j, 6] = line, pos, n_inexact
