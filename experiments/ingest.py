@@ -10,6 +10,7 @@ One process, Numba's kernels compiled by a small warm-up first. Each repeat time
   generate   the raw edges (`totem_py.generators.raw_edges`)
   csr        the clean CSR of them (bucketed, rows sorted, no duplicates or self-loops)
   plan       `--partition HIGH --cpu-share 0.5`, one GPU partition (partitioners.partition)
+  transpose  the in-edges' CSR, where the algorithm needs the "in" view (`Graph.reverse`)
   views      the partitions' CSR views the algorithm needs (`bfs`: out and in)
 then reads a text edge list of about --text-mb MB (rmat edges, `u<TAB>v` lines, written once
 into --dir) with `totem_py.io.load`, and the same graph as .npz and as .tcsr. With --gap, GAP's
@@ -32,7 +33,7 @@ from statistics import median
 
 from experiments.provenance import header, provenance
 
-STAGES = ("generate", "csr", "plan", "views")
+STAGES = ("generate", "csr", "plan", "transpose", "views")
 FILES = ("text", "npz", "tcsr")
 
 
@@ -64,6 +65,9 @@ def rmat_stages(scale, views, seed=0):
     lap("csr")
     plan = partition(graph, "HIGH", 0.5, 1, seed)
     lap("plan")
+    if "in" in views:
+        graph.reverse()
+    lap("transpose")
     for name in views:
         plan.views(name)
     lap("views")

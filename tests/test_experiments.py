@@ -514,7 +514,7 @@ def test_ingest_times_each_stage_and_reads_files(tmp_path):
     assert_provenance(report, proc, "experiments.ingest")
     assert report["views"] == ["in", "out"] and report["n_edges"] > 0
     assert [sorted(r) for r in report["stages"]] == [sorted(["generate", "csr", "plan",
-                                                             "views"])] * 2
+                                                             "transpose", "views"])] * 2
     assert [sorted(r) for r in report["reads"]] == [["npz", "tcsr", "text"]] * 2
     assert 0 < report["text_bytes"] <= 0.05 * 2**20 + 100
     assert report["gap"] == [{"generate": 0.5, "build": 0.25}] * 2
