@@ -1,10 +1,11 @@
 """Byte scanners for text graph files, and the CSR build from the parsed chunks.
 
-`scan_edges` parses one chunk of a file (whole lines) in a single serial pass: it is memory bound and
-the caller feeds it chunks, so the file is never held whole. It stops at the first bad line and returns
+`scan_edges` parses one chunk of a file (whole lines) in a single serial pass; the caller feeds it
+chunks, so the file is never held whole, and `scan_pieces` runs it over pieces of a chunk (whole
+lines each) in parallel. It stops at the first bad line and returns
 an error code, the line (counted from the chunk start) and the byte offset of the offending token;
 `totem_py/io.py` turns these into messages. The CSR is then built from the chunk arrays by a stable
-counting sort (`count_rows`, `scatter_rows`), so every row keeps the file's edge order.
+counting sort (kernels_cpu/csr.py), so every row keeps the file's edge order.
 
 Weights are read as Python's float() reads them (correctly rounded). The scanner computes a weight
 itself only where one operation gives the exact answer: a mantissa below 2**53 times or divided by
@@ -17,7 +18,7 @@ one side of it is an empty field, an error (`1,2,,5` does not read 5 as the weig
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 # Error codes of scan_edges.
 OK = 0
@@ -181,7 +182,7 @@ def _parse_float(buf, i, end, integer):
 @njit(cache=True, nogil=True)
 def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_weight, one_based,
                limit1, limit2, max_edges, store_max, src, dst, weights, inexact,
-               nonnegative=False, integer=False):
+               nonnegative=False, integer=False, first=0):
     """Parse the edge lines of buf[start:end] into src, dst (and weights).
 
     comment1/comment2: first bytes of comment lines; prefix: required first byte of an edge line (0:
@@ -190,9 +191,10 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
     one_based: ids start at 1 and are shifted to 0; limit1/limit2: ids (0-based) must be below these;
     max_edges: more edges is an error; store_max: largest id src/dst can hold; nonnegative: a
     negative weight is an error; integer: a weight must be an integer. A weight must be finite.
+    The edges go from index `first` of src, dst and weights on.
     A weight the scanner cannot compute exactly is NaN in `weights`, and the byte offset of its
     text is in `inexact` (as long as `weights`), in file order; `parse_floats` reads them and
-    the caller checks them (finite, non-negative).
+    the caller checks them (finite, non-negative); the offsets, too, from `first` on.
     Returns (n_edges, weight_mode, max_id, error, error_line, error_pos, n_inexact).
     """
     i = start
@@ -274,12 +276,12 @@ def scan_edges(buf, start, end, comment1, comment2, prefix, weight_mode, after_w
 
         if k >= max_edges:
             return k, weight_mode, max_id, TOO_MANY, line, line_start, n_inexact
-        src[k] = u
-        dst[k] = v
+        src[first + k] = u
+        dst[first + k] = v
         if weight_mode == 1:
-            weights[k] = w
+            weights[first + k] = w
             if outcome == INEXACT:
-                inexact[n_inexact] = tok
+                inexact[first + n_inexact] = tok
                 n_inexact += 1
         max_id = max(max_id, u, v)
         k += 1
@@ -330,40 +332,26 @@ def count_lines(buf, start, end):
     return n
 
 
-@njit(cache=True, nogil=True)
-def count_rows(src, dst, mirror, counts):
-    """counts[u + 1] += out-degree of u; with mirror, (u, v) also counts as (v, u) unless u == v."""
-    for e in range(src.size):
-        counts[src[e] + 1] += 1
-        if mirror and src[e] != dst[e]:
-            counts[dst[e] + 1] += 1
+@njit(parallel=True, nogil=True, cache=True)
+def count_pieces(buf, cuts, out):
+    """out[j] = the newlines in buf[cuts[j]:cuts[j + 1]], the pieces at once."""
+    for j in prange(cuts.size - 1):
+        out[j] = count_lines(buf, cuts[j], cuts[j + 1])
 
 
-@njit(cache=True, nogil=True)
-def scatter_rows(src, dst, weights, has_weights, mirror, fill, indices, out_weights):
-    """Place each edge at fill[src] and advance it (stable: file order within a row).
-
-    `fill` starts as indptr and ends as indptr shifted by one row; `restore_indptr` undoes that,
-    which saves a second vertex-sized array.
-    """
-    for e in range(src.size):
-        u = src[e]
-        v = dst[e]
-        p = fill[u]
-        fill[u] = p + 1
-        indices[p] = v
-        if has_weights:
-            out_weights[p] = weights[e]
-        if mirror and u != v:
-            p = fill[v]
-            fill[v] = p + 1
-            indices[p] = u
-            if has_weights:
-                out_weights[p] = weights[e]
-
-
-@njit(cache=True, nogil=True)
-def restore_indptr(fill):
-    for u in range(fill.size - 1, 0, -1):
-        fill[u] = fill[u - 1]
-    fill[0] = 0
+@njit(parallel=True, nogil=True, cache=True)
+def scan_pieces(buf, cuts, at, comment1, comment2, prefix, weight_mode, after_weight, one_based,
+                limit1, limit2, max_edges, store_max, src, dst, weights, inexact, nonnegative,
+                integer, out):
+    """`scan_edges` over the pieces buf[cuts[j]:cuts[j + 1]] (whole lines each) at once, piece
+    j's edges (and the offsets of its inexact weights) from at[j] on, its returns in out[j]
+    (every piece is scanned to its end or its first error: which error comes first in the
+    chunk is the caller's to pick). Where weight_mode is undecided (-1) each piece decides
+    its own from its first edge line: the caller checks that they agree."""
+    for j in prange(cuts.size - 1):
+        k, mode, max_id, err, line, pos, n_inexact = scan_edges(
+            buf, cuts[j], cuts[j + 1], comment1, comment2, prefix, weight_mode, after_weight,
+            one_based, limit1, limit2, max_edges, store_max, src, dst, weights, inexact,
+            nonnegative, integer, at[j])
+        out[j, 0], out[j, 1], out[j, 2], out[j, 3] = k, mode, max_id, err
+        out[j, 4], out[j, 5], out[j, 6] = line, pos, n_inexact

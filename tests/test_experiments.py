@@ -603,3 +603,26 @@ def test_cold_start_runs_in_an_empty_cache_then_in_the_cache_it_filled(tmp_path,
     assert [(r["algorithm"], r["cold_s"], r["second_s"], r["third_s"]) for r in rows] == [
         (a, [12.0, 12.0], [2.0, 2.0], [3.0, 3.0]) for a in ("bfs", "cc")]
     assert "bfs           12.00      2.00     3.00      5.00" in capsys.readouterr().out
+
+
+def test_ingest_times_each_stage_and_reads_files(tmp_path):
+    """The ingest benchmark at a tiny scale: every stage timed per repeat, the three file
+    formats read, and GAP's converter (a stand-in printing its two times) run as many times with
+    the thread count asked for."""
+    gap = tmp_path / "converter"
+    _fake(gap, "echo \"$* threads $OMP_NUM_THREADS\" >> \"$0.log\"\n"
+          "echo 'Generate Time:       0.50000'\necho 'Build Time:          0.25000'\n")
+    out = tmp_path / "ingest.json"
+    proc = _run("experiments.ingest", "--scale", "10", "--threads", "1", "--repeat", "2",
+                "--text-mb", "0.05", "--dir", str(tmp_path / "files"), "--gap", str(gap),
+                "--json", str(out))
+    report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.ingest")
+    assert report["views"] == ["in", "out"] and report["n_edges"] > 0
+    assert [sorted(r) for r in report["stages"]] == [sorted(["generate", "csr", "plan",
+                                                             "transpose", "views"])] * 2
+    assert [sorted(r) for r in report["reads"]] == [["npz", "tcsr", "text"]] * 2
+    assert 0 < report["text_bytes"] <= 0.05 * 2**20 + 100
+    assert report["gap"] == [{"generate": 0.5, "build": 0.25}] * 2
+    assert (tmp_path / "converter.log").read_text() == f"-g 10 -k 16 -b {os.devnull} threads 1\n" * 2
+    assert "GAP total       0.750" in proc.stdout

@@ -171,6 +171,43 @@ def test_empty_file(tmp_path):
     assert_input_error(write(tmp_path, "empty.gr", ""), line=1, match="empty")
 
 
+def _piece_text(n=600, weighted=True):
+    """Lines of a text edge list with comments, blank lines and weights the scanner cannot
+    compute exactly, and its edges."""
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, 50, n), rng.integers(0, 50, n)
+    w = np.round(rng.random(n), 17) + np.arange(n)
+    lines = []
+    for i in range(n):
+        if i % 37 == 0:
+            lines += ["# comment", ""]
+        lines.append(f"{src[i]} {dst[i]}" + (f" {float(w[i])!r}" if weighted else ""))
+    return lines, src, dst, w
+
+
+def test_pieces_scanned_at_once(tmp_path, monkeypatch):
+    """Chunks cut into pieces of a few lines each, scanned in parallel: the same graph (rows in
+    file order, weights as float() reads them) and the first error with its line."""
+    monkeypatch.setattr(tio, "PIECE_BYTES", 16)
+    lines, src, dst, w = _piece_text()
+    g = load(write(tmp_path, "pieces.txt", "\n".join(lines) + "\n"))
+    assert edges_of(g) == sorted(zip(src.tolist(), dst.tolist(), w.tolist()))
+    order = np.argsort(src, kind="stable")
+    assert g.indices.tolist() == dst[order].tolist() and np.array_equal(g.weights, w[order])
+    for rows, line, match in [({600: "3 x", 40: "1 y 2"}, 41, "'y'"),
+                              ({300: "1 2"}, 301, "missing weight")]:
+        bad = list(lines)
+        for i, text in rows.items():
+            bad[i] = text
+        assert_input_error(write(tmp_path, "bad_pieces.txt", "\n".join(bad)), line=line,
+                           match=match)
+    unweighted = _piece_text(weighted=False)[0]
+    for i in range(500, len(unweighted)):   # pieces that decide the weight column apart
+        unweighted[i] += " 7"
+    assert_input_error(write(tmp_path, "mixed.txt", "\n".join(unweighted)), line=501,
+                       match="third column")
+
+
 @pytest.mark.parametrize("content, line, match", [
     ("0 1\n1 x\n", 2, "'x'"),
     ("0 {x}\n", 1, "'{x}'"),

@@ -193,6 +193,47 @@ def test_group_edges_is_a_stable_counting_sort_by_block(mirror):
     assert np.array_equal(counts, np.diff(np.searchsorted(rows[order], bounds)))
 
 
+@pytest.mark.parametrize("mirror", [False, True])
+def test_csr_builds_are_stable_counting_sorts_by_row(mirror):
+    """The CSR builds of kernels_cpu/csr.py with rows in several blocks (one of a single row, one
+    empty): each row's entries in the entries' order, as a stable sort by row gives them; the
+    transpose's rows list their sources in ascending order."""
+    from kernels_cpu import csr
+    rng = np.random.default_rng(4)
+    n, m = 1000, 5000
+    src, dst = rng.integers(0, n, m).astype(np.int32), rng.integers(0, n, m).astype(np.int32)
+    dst[:20] = src[:20]                                         # loops are not mirrored
+    w = rng.random(m)
+    bounds = np.array([0, 10, 400, 401, 401, 1000], dtype=np.int64)
+    keep = (src != dst) | (not mirror)
+    rows = np.concatenate([src, dst[keep] if mirror else dst[:0]]).astype(np.int64)
+    targets = np.concatenate([dst, src[keep] if mirror else src[:0]])
+    weights = np.concatenate([w, w[keep] if mirror else w[:0]])
+    order = np.argsort(rows, kind="stable")
+    if mirror:      # entry e's mirror comes right after it in the entries' order
+        at = np.concatenate([2 * np.arange(m), 2 * np.flatnonzero(keep) + 1])
+        order = np.lexsort((at, rows))
+    indptr = np.zeros(n + 1, np.int64)
+    csr.count_rows(src, dst, mirror, bounds, indptr)
+    assert np.array_equal(indptr[1:], np.bincount(rows, minlength=n))
+    np.cumsum(indptr, out=indptr)
+    indices, out_w = np.empty(rows.size, np.int32), np.empty(rows.size)
+    csr.place_rows(src, dst, w, True, mirror, bounds, indptr, indices, out_w)
+    csr.restore_indptr(indptr)
+    assert np.array_equal(indices, targets[order]) and np.array_equal(out_w, weights[order])
+    t_indptr = np.zeros(n + 1, np.int64)
+    csr.count_rows(indices, indices, False, bounds, t_indptr)
+    np.cumsum(t_indptr, out=t_indptr)
+    t_indices, t_w = np.empty_like(indices), np.empty(rows.size)
+    csr.place_transposed(indptr, indices, out_w, True, bounds, t_indptr, t_indices, t_w)
+    csr.restore_indptr(t_indptr)
+    back = np.lexsort((rows[order], targets[order]))
+    assert np.array_equal(t_indptr[1:], np.cumsum(np.bincount(targets, minlength=n)))
+    assert np.array_equal(t_indices, rows[order][back]) and np.array_equal(t_w, out_w[back])
+    assert all(np.array_equal(a, b) for a, b in zip(csr.transpose(indptr, indices, out_w),
+                                                    (t_indptr, t_indices, t_w)))
+
+
 def test_sort_by_high_word_equals_a_sort_of_key_and_position():
     """plan_fill's sort of (key, position) pairs: NumPy's order of the packed values, for
     ranges below and above RADIX, negative and positive keys, many ties or none, in place

@@ -162,7 +162,9 @@ class Graph:
         indices = np.empty(src.size, dtype=dst.dtype)
         out_w = np.empty(src.size if weights is not None else 0, dtype=np.float64)
         w_in = np.asarray(weights, dtype=np.float64) if weights is not None else out_w
-        _csr.csr_scatter(src, dst, w_in, indptr, indices, out_w, weights is not None)
+        _csr.place_rows(src, dst, w_in, weights is not None, False,
+                        _csr.row_blocks(src.size, n_vertices, indptr), indptr[:-1].copy(),
+                        indices, out_w)
         graph = cls(indptr, indices, out_w if weights is not None else None, spec, directed,
                     checked=False)
         if checked and not directed:
@@ -183,8 +185,8 @@ class Graph:
             if not self.directed:
                 self._reverse = self
             else:
-                rev = Graph.from_edges(self.indices, self.edge_sources(), self.n_vertices,
-                                       self.weights, self.spec + " (reverse)", checked=False)
+                rev = Graph(*_csr.transpose(self.indptr, self.indices, self.weights),
+                            spec=self.spec + " (reverse)", checked=False)
                 rev._reverse = self
                 self._reverse = rev
         return self._reverse
@@ -197,14 +199,13 @@ class Graph:
         of the edges find the answer and the edge. The transpose's rows are sorted by id: it
         is compared with the graph itself if the graph's rows are sorted, else with its own
         transpose (the graph, rows sorted)."""
-        n, src = self.n_vertices, self.edge_sources()
-        t = Graph.from_edges(self.indices, src, n, self.weights, checked=False)
-        rows = self if self._sorted_rows() else Graph.from_edges(
-            t.indices, t.edge_sources(), n, t.weights, checked=False)
+        t = Graph(*_csr.transpose(self.indptr, self.indices, self.weights), checked=False)
+        rows = self if self._sorted_rows() else Graph(
+            *_csr.transpose(t.indptr, t.indices, t.weights), checked=False)
         if (np.array_equal(t.indptr, rows.indptr) and np.array_equal(t.indices, rows.indices)
                 and (self.weights is None or np.array_equal(t.weights, rows.weights))):
             return None
-        dst, w = self.indices, self.weights
+        src, dst, w = self.edge_sources(), self.indices, self.weights
         keys = (dst, src) if w is None else (w, dst, src)
         forward = np.lexsort(keys)                          # edges by (u, v[, w])
         backward = np.lexsort(keys[:-2] + (src, dst))       # reversed edges by (v, u[, w])

@@ -25,9 +25,12 @@ import os
 import stat
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 
+from kernels_cpu import csr as _csr
 from kernels_cpu import parse as _parse
 
 from .errors import InputError, available_memory, check_memory, check_stages, printable
@@ -38,6 +41,7 @@ FORMATS = {".txt": "edgelist", ".el": "edgelist", ".csv": "csv", ".tsv": "edgeli
 NPZ_FORMAT = "totem_py-csr"
 NPZ_VERSION = 1
 CHUNK_BYTES = 1 << 24
+PIECE_BYTES = 1 << 18          # a chunk's pieces scanned at once are about this large or larger
 MAX_LINE_BYTES = 1 << 24           # no line of a text graph file is longer
 _NO_LIMIT = 1 << 62
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -169,23 +173,28 @@ class _LongLine(Exception):
 
 
 def _chunks(stream):
-    """Yield (bytes, end) where data[:end] is whole lines; the last chunk may lack a newline."""
+    """Yield (bytes, end) where data[:end] is whole lines; the last chunk may lack a newline.
+    A second thread reads the next block while the caller parses this one (the scanner
+    releases the GIL)."""
     tail = b""
-    while True:
-        block = stream.read(CHUNK_BYTES)
-        if not block:
-            if tail:
-                yield tail, len(tail)
-            return
-        data = tail + block
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            if len(data) > MAX_LINE_BYTES:
-                raise _LongLine
-            tail = data
-            continue
-        yield data, end
-        tail = data[end:]
+    with ThreadPoolExecutor(1) as reader:
+        pending = reader.submit(stream.read, CHUNK_BYTES)
+        while True:
+            block = pending.result()
+            if not block:
+                if tail:
+                    yield tail, len(tail)
+                return
+            pending = reader.submit(stream.read, CHUNK_BYTES)
+            data = tail + block
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                if len(data) > MAX_LINE_BYTES:
+                    raise _LongLine
+                tail = data
+                continue
+            yield data, end
+            tail = data[end:]
 
 
 def _show(raw):
@@ -199,6 +208,21 @@ def _token(buf, pos):
     while stop < buf.size and stop - pos < 40 and buf[stop] not in b" \t,\r\n":
         stop += 1
     return _show(buf[pos:stop])
+
+
+def _pack(out, at, src, dst, w, inexact):
+    """Move the pieces' edges (piece j's out[j, 0] edges from at[j], its out[j, 6] inexact
+    weights' offsets from at[j]) to the front, in order; returns (edges, inexact weights)."""
+    k = n_inexact = 0
+    for j in range(out.shape[0]):
+        a, n, m = int(at[j]), int(out[j, 0]), int(out[j, 6])
+        if a != k:
+            for x in (src, dst, w) if w.size else (src, dst):
+                x[k:k + n] = x[a:a + n]
+        if a != n_inexact and m:
+            inexact[n_inexact:n_inexact + m] = inexact[a:a + m]
+        k, n_inexact = k + n, n_inexact + m
+    return k, n_inexact
 
 
 class _Scan:
@@ -232,38 +256,51 @@ class _Scan:
                 self.bytes += len(data)
                 buf = np.frombuffer(data, dtype=np.uint8)
                 start = 3 if line == 1 and data.startswith(b"\xef\xbb\xbf") else 0  # UTF-8 BOM
-                newlines = _parse.count_lines(buf, start, end)
-                cap = newlines + 1
+                cuts = self._cuts(data, start, end)
                 while True:
+                    lines = np.empty(cuts.size - 1, np.int64)
+                    _parse.count_pieces(buf, cuts, lines)
+                    # piece j's edges from at[j]: room for its lines, the last maybe unended
+                    at = np.concatenate([[0], np.cumsum(lines + 1)])
                     # the edges so far and this chunk's lines, the vertices seen so far
-                    self.memory.check(max(max_id + 1, self.vertices), factor * (n_edges + cap),
-                                      mode != 0)
-                    src = np.empty(cap, dtype)
-                    dst = np.empty(cap, dtype)
-                    w = np.empty(cap if mode != 0 else 0, np.float64)
+                    self.memory.check(max(max_id + 1, self.vertices),
+                                      factor * (n_edges + int(at[-1])), mode != 0)
+                    src = np.empty(at[-1], dtype)
+                    dst = np.empty(at[-1], dtype)
+                    w = np.empty(at[-1] if mode != 0 else 0, np.float64)
                     inexact = np.empty(w.size, np.int64)
-                    k, mode_out, mx, err, eline, epos, n_inexact = _parse.scan_edges(
-                        buf, start, end, self.comment1, self.comment2, self.prefix, mode,
+                    out = np.empty((cuts.size - 1, 7), np.int64)
+                    _parse.scan_pieces(
+                        buf, cuts, at, self.comment1, self.comment2, self.prefix, mode,
                         self.after_weight, self.one_based, self.limits[0], self.limits[1],
                         self.max_edges - n_edges, np.iinfo(dtype).max, src, dst, w, inexact,
-                        bool(self.nonnegative), self.integer)
+                        bool(self.nonnegative), self.integer, out)
+                    failed = np.flatnonzero(out[:, 3] != _parse.OK)
+                    used = int(failed[0]) + 1 if failed.size else cuts.size - 1
+                    modes = {int(m) for m in out[:used, 1]} - {-1}
+                    if len(modes) > 1:          # pieces disagree on the weight column: the
+                        cuts = cuts[[0, -1]]    # chunk in one piece finds the first line that
+                        continue                # disagrees with the first edge line
+                    err = int(out[used - 1, 3])
                     if err == _parse.WIDE_ID and dtype == np.int32:
                         dtype = np.int64
                         continue
                     break
+                mode = modes.pop() if modes else mode
+                k, n_inexact = _pack(out[:used], at, src, dst, w, inexact)
                 if n_inexact:
                     self._inexact(buf, start, line, w[:k], inexact[:n_inexact])
                 del inexact
                 if err != _parse.OK:
-                    raise self._error(err, line + eline, _token(buf, epos))
-                mode = mode_out
+                    eline = int(lines[:used - 1].sum() + out[used - 1, 4])
+                    raise self._error(err, line + eline, _token(buf, out[used - 1, 5]))
                 if k:
-                    if k < 0.9 * cap:          # mostly comments: don't keep the slack
+                    if k < 0.9 * at[-1]:          # mostly comments: don't keep the slack
                         src, dst, w = src[:k].copy(), dst[:k].copy(), w[:k].copy()
                     chunks.append((src[:k], dst[:k], w[:k] if mode == 1 else None))
                     n_edges += k
-                    max_id = max(max_id, mx)
-                line += newlines
+                    max_id = max(max_id, int(out[:used, 2].max()))
+                line += int(lines.sum())
                 del data, buf
         except _LongLine:
             raise InputError(f"more than {MAX_LINE_BYTES >> 20} MiB without a line end: not a "
@@ -272,6 +309,21 @@ class _Scan:
             chunks = [(s, d, None) for s, d, _ in chunks]
         self.weight_mode = mode
         return chunks, n_edges, max_id, line
+
+    def _cuts(self, data, start, end):
+        """Where the pieces of data[start:end] that are scanned at once begin and end: after a
+        line end, about PIECE_BYTES apart, as many as the threads take (one piece where a
+        header declares the edge count, which a piece cannot check alone)."""
+        pieces = max(1, min(4 * numba.get_num_threads(), (end - start) // PIECE_BYTES))
+        if self.max_edges != _NO_LIMIT:
+            pieces = 1
+        cuts = [start]
+        for j in range(1, pieces):
+            cut = data.find(b"\n", max(cuts[-1], start + (end - start) * j // pieces), end) + 1
+            if cut == 0 or cut >= end:
+                break
+            cuts.append(cut)
+        return np.array(cuts + [end], np.int64)
 
     def _inexact(self, buf, start, line, w, pos):
         """Fill in the weights the scanner left as NaN (their text at buf[pos]) and check
@@ -314,21 +366,24 @@ class _Scan:
 
 
 def _build(chunks, n_vertices, n_edges, weighted, mirror, path, directed):
-    """The CSR of the parsed chunks (with mirror: each (u, v), u != v, also as (v, u))."""
+    """The CSR of the parsed chunks (with mirror: each (u, v), u != v, also as (v, u)), rows in
+    the file's order (kernels_cpu/csr.py)."""
     indptr = np.zeros(n_vertices + 1, dtype=np.int64)
+    by_id = _csr.row_blocks(n_edges, n_vertices)
     for src, dst, _ in chunks:
-        _parse.count_rows(src, dst, mirror, indptr)
+        _csr.count_rows(src, dst, mirror, by_id, indptr)
     np.cumsum(indptr, out=indptr)
     m = int(indptr[-1])
+    blocks = _csr.row_blocks(n_edges, n_vertices, indptr)
     indices = np.empty(m, dtype=index_dtype(n_vertices))
     weights = np.empty(m if weighted else 0, dtype=np.float64)
     no_weights = np.empty(0, dtype=np.float64)
     while chunks:
         src, dst, w = chunks.pop(0)        # drop each chunk once placed
-        _parse.scatter_rows(src, dst, no_weights if w is None else w, weighted, mirror,
-                            indptr, indices, weights)
+        _csr.place_rows(src, dst, no_weights if w is None else w, weighted, mirror, blocks,
+                        indptr, indices, weights)
         del src, dst, w
-    _parse.restore_indptr(indptr)
+    _csr.restore_indptr(indptr)
     return Graph(indptr, indices, weights if weighted else None, spec=path, directed=directed,
                  checked=False)
 

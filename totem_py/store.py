@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from kernels_cpu.csr import target_counts
+
 from .errors import InputError, check_stages
 from .graph import Graph, index_dtype
 
@@ -47,7 +49,7 @@ def writer(graph):
     arrays = {"offsets": graph.indptr.astype("<i8", copy=False),
               "ids": graph.indices.astype("<i4" if index_dtype(n).itemsize == 4 else "<i8",
                                           copy=False),
-              "in_degrees": np.bincount(graph.indices, minlength=n).astype("<i8", copy=False)}
+              "in_degrees": target_counts(graph.indices, n)[1:].astype("<i8", copy=False)}
     if graph.weights is not None:
         arrays["weights"] = graph.weights.astype("<f8", copy=False)
     table, offset = {}, ALIGN            # the header fits in the first ALIGN bytes
@@ -215,7 +217,7 @@ def load(path, undirected=False, nonnegative=False, then=()):
                  + tuple(then), store.path)
     indptr, ids, weights = store.rows(0, n)
     degrees = store.in_degrees(0, n)
-    if degrees is not None and not np.array_equal(degrees, np.bincount(ids, minlength=n)):
+    if degrees is not None and not np.array_equal(degrees, target_counts(ids, n)[1:]):
         raise store.bad("'in_degrees' do not count the ids")
     graph = Graph(indptr, ids, weights, spec=store.path, directed=store.directed, checked=False)
     if not graph.directed:
