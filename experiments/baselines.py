@@ -48,6 +48,14 @@ system's integer weights hold exactly). BFS, SSSP and BC start from one source, 
 
 Prints the median time per cell and writes the JSON (`times_ms`: algorithm -> {configuration:
 ms}, read by bench_gpu's --totem; `runs`: every run's fields and command).
+
+`--ours` times our engine beside the system, CPU only (one CPU partition, `--threads`, the same
+source and PageRank rounds) on the graph in memory, alternating with the system's process
+`--rounds` times (each time --repeat trials of either), so that both see the same load; each
+cell then gives both medians over every round's trials and ours / theirs (`ours_ms`, `ratio`):
+
+    python -m experiments.baselines gap --bin BUILD --graph rmat:24 --threads 16 --ours \
+        --rounds 3 --repeat 3 --json gap_vs_ours.json
 """
 
 import argparse
@@ -334,11 +342,12 @@ SYSTEMS = {
 
 # ---------------------------------------------------------------- runs
 
-def written_graphs(spec, algorithms, system, folder, undirected=True, source=None):
+def written_graphs(spec, algorithms, system, folder, undirected=True, source=None, keep=False):
     """For the graph and the weighted graph the algorithms need (weights for SSSP alone): (the
     path where `spec` is written in the system's format, the algorithms to run on it, the
     traversal source: `source` checked or else the one our runs pick, found once since both
-    graphs have the same edges); the graph is dropped before the runs."""
+    graphs have the same edges, the graph where `keep`, else None: it is dropped before the
+    runs)."""
     root = None
     for weighted in sorted({a == "sssp" for a in algorithms}):
         t0 = time.perf_counter()
@@ -347,11 +356,25 @@ def written_graphs(spec, algorithms, system, folder, undirected=True, source=Non
             root = source_vertex(graph, source, 0, "bfs")
         path = Path(folder) / f"graph{'_w' if weighted else ''}.{system.extension(weighted)}"
         system.write(graph, path)
-        del graph
+        if not keep:
+            graph = None
         print(f"# {spec}{' undirected' if undirected else ''}{' weighted' if weighted else ''} "
               f"written as {path.name} in {time.perf_counter() - t0:.1f} s; source {root}",
               flush=True)
-        yield path, [a for a in algorithms if (a == "sssp") == weighted], root
+        yield path, [a for a in algorithms if (a == "sssp") == weighted], root, graph
+        graph = None
+
+
+def ours_runs(graph, alg, source, args):
+    """Our engine's timed trials (ms) of `alg` on `graph`, CPU only, as the system runs it."""
+    from experiments.harness import cells
+    options = dict(iterations=args.iterations) if alg == "pagerank" else {}
+    cell, = cells(graph, [("ours", dict(cpu_share=1.0, device="cpu"))], [alg],
+                  trials=args.repeat, source=source if alg in ("bfs", "sssp", "bc") else None,
+                  threads=args.threads, options=lambda a: options)
+    if cell.metrics is None:
+        raise RuntimeError(f"ours: {cell.check}")
+    return [1e3 * t for t in cell.metrics["trials_s"]]
 
 
 def run(system, binary, graph_file, alg, config, source, args):
@@ -387,6 +410,10 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="runs per cell")
     ap.add_argument("--extra", default="", help="more flags for the system, space-separated")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--ours", action="store_true",
+                    help="time our engine too, CPU only, alternating with the system")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --ours: alternations of the system's runs and ours per cell")
     args = ap.parse_args(argv)
     system = SYSTEMS[args.system]
     algorithms = (args.algorithms or ",".join(system.binaries)).split(",")
@@ -401,24 +428,36 @@ def main(argv=None):
     prov = start("experiments.baselines", argv, gpu=args.system != "gap")
     configs = (args.configs or system.configs).split(",")
     report = dict(prov, system=args.system, graph=args.graph, times_ms={}, runs=[])
-    table = Table(("algorithm", -15), ("config", -10), ("time ms", 9, ".2f"), ("runs", 4),
+    ours = (("ours ms", 9, ".2f"), ("ours/them", 9, ".3f")) if args.ours else ()
+    table = Table(("algorithm", -15), ("config", -10), ("time ms", 9, ".2f"), ("runs", 4), *ours,
                   ("fields of its last run", -30))
     with tempfile.TemporaryDirectory() as tmp:
-        for graph_file, algs, source in written_graphs(args.graph, algorithms, system, tmp,
-                                                       not args.directed, args.source):
+        for graph_file, algs, source, graph in written_graphs(
+                args.graph, algorithms, system, tmp, not args.directed, args.source, args.ours):
             for alg in algs:
                 for config in configs:
+                    runs, mine = [], []
                     try:
-                        cmd, runs = run(system, binaries[alg], graph_file, alg, config, source,
-                                        args)
+                        for _ in range(max(1, args.rounds if args.ours else 1)):
+                            cmd, found = run(system, binaries[alg], graph_file, alg, config,
+                                             source, args)
+                            runs += found
+                            if args.ours:
+                                mine += ours_runs(graph, alg, source, args)
                     except RuntimeError as exc:
                         print(f"{alg:15} {config:10} failed: {exc}", flush=True)
                         continue
                     ms = statistics.median(r["time_ms"] for r in runs)
                     report["times_ms"].setdefault(alg, {})[config] = ms
-                    report["runs"].append(dict(algorithm=alg, config=config, command=cmd,
-                                               source=source, runs=runs))
-                    table.row(alg, config, ms, len(runs), " ".join(
+                    cell = dict(algorithm=alg, config=config, command=cmd, source=source,
+                                runs=runs)
+                    both = ()
+                    if args.ours:
+                        cell.update(ours_ms=statistics.median(mine), ours_runs_ms=mine,
+                                    ratio=statistics.median(mine) / ms)
+                        both = (cell["ours_ms"], cell["ratio"])
+                    report["runs"].append(cell)
+                    table.row(alg, config, ms, len(runs), *both, " ".join(
                         f"{k} {format(v, 'g' if isinstance(v, (int, float)) else '')}"
                         for k, v in runs[-1].items() if k in system.shown))
                     if args.json:

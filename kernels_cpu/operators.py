@@ -15,16 +15,20 @@ edited functor compiles anew.
 Mappings:
 * advance over a queue: blocks of equal edge counts over the concatenated edge lists of the queue's
   vertices (hubs split across blocks), the rows a few items ahead and the targets PREFETCH edges
-  ahead prefetched; selected targets are appended through block-local buffers flushed with one
+  ahead prefetched; selected targets are appended through lane-local buffers flushed with one
   atomic reservation per APPEND items.
 * pull, reducing over every row: blocks of equal edge counts over the rows, rows cut across
   blocks; the parts of a cut row are added in block order afterwards, so sums are deterministic
   and need no atomics.
 * pull over the rows row_fn selects (searching, or reducing): blocks of rows with equal rows +
-  edges (row_blocks), dealt to the threads in turn (rows passed over cost nothing and cluster
-  among the hubs), each thread's in ascending order (Afforest's sampled links build shallower
-  union-find trees in row order: docs/results/ab/cc_operators_2core.txt); a searching row
-  stops at its first hit.
+  edges (row_blocks; rows passed over cost nothing and cluster among the hubs), each thread's
+  in ascending order (Afforest's sampled links build shallower union-find trees in row order:
+  docs/results/ab/cc_operators_2core.txt); a searching row stops at its first hit.
+* In these three, one lane a thread takes the blocks one at a time, in ascending order, from a
+  shared counter (an atomic add per block, as OpenMP's dynamic schedule): blocks of equal edges
+  still take unequal times (their reads hit the cache or miss it), and a thread that the OS
+  gives to another process for a while takes fewer blocks instead of holding the others up at
+  the loop's end.
 * intersect: as the pull over selected rows, each row merging its sorted entries with the
   sorted row of each entry in turn (rows of a list: one block each).
 * vertex maps: equal runs of vertices (or items of a list).
@@ -41,7 +45,7 @@ from numba.core.registry import CPUDispatcher
 
 from . import intrinsics
 
-from .atomics import PREFETCH, prefetch
+from .atomics import PREFETCH, atomic_add, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, row_blocks)
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
@@ -68,91 +72,101 @@ REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduct
 # -- templates ----------------------------------------------------------------------------------
 
 def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, out1, len1,
-                  touched, touched_len, pf, args):
+                  touched, touched_len, pf, threads, args):
     offsets, nblocks = frontier_blocks(indptr, queue, qlen)
-    for b in prange(nblocks):
+    claimed = np.zeros(1, dtype=np.int64)
+    lanes = max(1, min(threads, nblocks))
+    for lane in prange(lanes):
         buf0 = np.empty(APPEND, dtype=np.int64)
         buf1 = np.empty(APPEND, dtype=np.int64)
         sent = np.empty(APPEND, dtype=np.int64)
         n0 = 0
         n1 = 0
         n_sent = 0
-        i, lo, hi = block_edges(offsets, nblocks, b)
-        while lo < hi:
-            if PREFETCHING:
-                prefetch_rows(indptr, indices, queue, qlen, i, pf)
-            v = queue[i]
-            stop = min(hi, offsets[i + 1])
-            first = indptr[v] - offsets[i]
-            end = first + stop
-            for e in range(first + lo, end):
-                if PREFETCHING and e + PREFETCH < end:
-                    prefetch(pf, indices[e + PREFETCH])
-                t = indices[e]
-                if WEIGHTED:
-                    r = functor(v, t, weights[e], args)
-                else:
-                    r = functor(v, t, 1.0, args)
-                if r:
-                    if t < n_local:
-                        if OUTPUTS > 1 and r == 2:
-                            n1 = append(buf1, n1, t, out1, len1)
-                        elif OUTPUTS > 0:
-                            n0 = append(buf0, n0, t, out0, len0)
-                    elif RECORD:
-                        n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
-            lo = stop
-            i += 1
+        b = atomic_add(claimed, 0, 1)
+        while b < nblocks:
+            i, lo, hi = block_edges(offsets, nblocks, b)
+            while lo < hi:
+                if PREFETCHING:
+                    prefetch_rows(indptr, indices, queue, qlen, i, pf)
+                v = queue[i]
+                stop = min(hi, offsets[i + 1])
+                first = indptr[v] - offsets[i]
+                end = first + stop
+                for e in range(first + lo, end):
+                    if PREFETCHING and e + PREFETCH < end:
+                        prefetch(pf, indices[e + PREFETCH])
+                    t = indices[e]
+                    if WEIGHTED:
+                        r = functor(v, t, weights[e], args)
+                    else:
+                        r = functor(v, t, 1.0, args)
+                    if r:
+                        if t < n_local:
+                            if OUTPUTS > 1 and r == 2:
+                                n1 = append(buf1, n1, t, out1, len1)
+                            elif OUTPUTS > 0:
+                                n0 = append(buf0, n0, t, out0, len0)
+                        elif RECORD:
+                            n_sent = append(sent, n_sent, t - n_local, touched, touched_len)
+                lo = stop
+                i += 1
+            b = atomic_add(claimed, 0, 1)
         flush(buf0, n0, out0, len0)
         flush(buf1, n1, out1, len1)
         flush(sent, n_sent, touched, touched_len)
 
 
-def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, args):
+def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, threads, args):
     start = indptr[first]
     total = indptr[end] - start
     nblocks = max(1, min(BLOCKS * 4, total // EDGES_PER_BLOCK))
     # per block, the partial sums of the rows it shares with its neighbours (at most two)
     split_v = np.full((nblocks, 2), -1, dtype=np.int64)
     split_s = np.full((nblocks, 2), IDENTITY, dtype=TOTAL)
-    for b in prange(nblocks):
-        lo = start + total * b // nblocks
-        hi = start + total * (b + 1) // nblocks
-        # the first row starting at lo (rows without edges there included), or the row that
-        # holds edge lo: a row without edges at position x belongs to the block holding edge x
-        v = np.searchsorted(indptr, lo)
-        if indptr[v] > lo:
-            v -= 1
-        v = max(v, first)
-        while lo < hi and v < end:
-            stop = min(hi, indptr[v + 1])
-            s = TOTAL(IDENTITY)
-            e0, e1 = lo, stop
-            if SPAN != EdgeSpan.ALL or skip:    # the part of the row's span in the block
-                e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
-                e0, e1 = max(e0, lo), min(e1, stop)
-            for e in range(e0, e1):
-                if PREFETCHING and e + PREFETCH < (hi if SPAN == EdgeSpan.ALL else e1):
-                    prefetch(pf, indices[e + PREFETCH])     # a block's rows are contiguous
-                if WEIGHTED:
-                    x = functor(v, indices[e], weights[e], args)
+    claimed = np.zeros(1, dtype=np.int64)
+    lanes = max(1, min(threads, nblocks))
+    for lane in prange(lanes):
+        b = atomic_add(claimed, 0, 1)
+        while b < nblocks:
+            lo = start + total * b // nblocks
+            hi = start + total * (b + 1) // nblocks
+            # the first row starting at lo (rows without edges there included), or the row that
+            # holds edge lo: a row without edges at position x belongs to the block holding edge x
+            v = np.searchsorted(indptr, lo)
+            if indptr[v] > lo:
+                v -= 1
+            v = max(v, first)
+            while lo < hi and v < end:
+                stop = min(hi, indptr[v + 1])
+                s = TOTAL(IDENTITY)
+                e0, e1 = lo, stop
+                if SPAN != EdgeSpan.ALL or skip:    # the part of the row's span in the block
+                    e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
+                    e0, e1 = max(e0, lo), min(e1, stop)
+                for e in range(e0, e1):
+                    if PREFETCHING and e + PREFETCH < (hi if SPAN == EdgeSpan.ALL else e1):
+                        prefetch(pf, indices[e + PREFETCH])     # a block's rows are contiguous
+                    if WEIGHTED:
+                        x = functor(v, indices[e], weights[e], args)
+                    else:
+                        x = functor(v, indices[e], 1.0, args)
+                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+                if lo == stop:              # a row without edges
+                    apply_fn(v, TOTAL(IDENTITY), args)
+                elif lo == indptr[v] and stop == indptr[v + 1]:
+                    apply_fn(v, s, args)
                 else:
-                    x = functor(v, indices[e], 1.0, args)
-                s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
-            if lo == stop:              # a row without edges
-                apply_fn(v, TOTAL(IDENTITY), args)
-            elif lo == indptr[v] and stop == indptr[v + 1]:
-                apply_fn(v, s, args)
-            else:
-                k = 0 if split_v[b, 0] < 0 else 1
-                split_v[b, k] = v
-                split_s[b, k] = s
-            lo = stop
-            v += 1
-        if b == nblocks - 1:            # rows without edges after the last edge
-            while v < end:
-                apply_fn(v, TOTAL(IDENTITY), args)
+                    k = 0 if split_v[b, 0] < 0 else 1
+                    split_v[b, k] = v
+                    split_s[b, k] = s
+                lo = stop
                 v += 1
+            if b == nblocks - 1:            # rows without edges after the last edge
+                while v < end:
+                    apply_fn(v, TOTAL(IDENTITY), args)
+                    v += 1
+            b = atomic_add(claimed, 0, 1)
     # rows cut across blocks: their parts reduced in block order, then applied (in a prange: an
     # inlined functor called outside one after a prange was miscompiled by Numba 0.68)
     cut_v = np.empty(2 * nblocks, dtype=np.int64)
@@ -186,15 +200,17 @@ def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, args):
 
 def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, threads, args):
     """The rows for which row_fn is true: searching (a row stops at its first hit, which lists
-    it) or, with REDUCE, the row's total (REDUCTION) then apply_fn. Thread t of `threads` takes
-    blocks t, t + threads, ..."""
+    it) or, with REDUCE, the row's total (REDUCTION) then apply_fn. Each of up to `threads`
+    lanes takes the next block from a shared counter."""
     blocks = row_blocks(indptr, end, BLOCKS, first)
     nblocks = blocks.size - 1
     lanes = max(1, min(threads, nblocks))
+    claimed = np.zeros(1, dtype=np.int64)
     for lane in prange(lanes):
         buf = np.empty(APPEND, dtype=np.int64)
         count = 0
-        for b in range(lane, nblocks, lanes):
+        b = atomic_add(claimed, 0, 1)
+        while b < nblocks:
             for v in range(blocks[b], blocks[b + 1]):
                 if not row_fn(v, args):
                     continue
@@ -213,6 +229,7 @@ def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, thr
                         break
                 if REDUCE:
                     apply_fn(v, s, args)
+            b = atomic_add(claimed, 0, 1)
         flush(buf, count, out0, len0)
 
 
@@ -394,7 +411,7 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
     many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
     (par if many else ser)(indptr, indices, _dummy(np.float64) if weights is None else weights,
                            n_local, queue, qlen, *_outs(outs), touched, count,
-                           _dummy(np.float64) if pf is None else pf, args)
+                           _dummy(np.float64) if pf is None else pf, get_num_threads(), args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
@@ -413,7 +430,7 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
                             WEIGHTED=weights is not None, PREFETCHING=pf is not None, SPAN=span,
                             **total)
         (par if many else ser)(indptr, indices, w, first, end, limit, skip,
-                               _dummy(np.float64) if pf is None else pf, args)
+                               _dummy(np.float64) if pf is None else pf, get_num_threads(), args)
     else:
         fns = functors(functor=fn, row_fn=row_fn, apply_fn=apply_fn)
         par, ser = compiled(pull_rows, fns, len(args), WEIGHTED=weights is not None,

@@ -576,6 +576,26 @@ def test_gap_baseline_edge_lists_and_runs(tmp_path):
     assert len(report["runs"][0]["runs"]) == 3 and "bc " in proc.stdout
 
 
+@pytest.mark.slow
+def test_gap_baseline_beside_ours(tmp_path):
+    """--ours: our engine's trials on the same graph, alternating with the system's process
+    --rounds times; each cell has every trial of both, both medians and their ratio."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for name in ("bfs", "pr"):
+        _fake(bins / name, "echo 'Trial Time:          0.00200'\n"
+              "echo 'Trial Time:          0.00400'\n")
+    out = tmp_path / "gap.json"
+    proc = _run("experiments.baselines", "gap", "--bin", str(bins), "--graph", "rmat:8",
+                "--algorithms", "bfs,pagerank", "--ours", "--rounds", "2", "--repeat", "2",
+                "--threads", "1", "--json", str(out))
+    report = json.loads(out.read_text())
+    for cell in report["runs"]:
+        assert len(cell["runs"]) == 4 and len(cell["ours_runs_ms"]) == 4
+        assert cell["ours_ms"] > 0 and cell["ratio"] == pytest.approx(cell["ours_ms"] / 3.0)
+    assert "ours/them" in proc.stdout
+
+
 def test_cold_start_runs_in_an_empty_cache_then_in_the_cache_it_filled(tmp_path, monkeypatch,
                                                                          capsys):
     """Each repetition runs cold in a new empty cache folder, then twice in the same folder; the
