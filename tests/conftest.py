@@ -15,6 +15,14 @@ os.environ.setdefault("TOTEM_COMPILE_AHEAD", "0")
 
 from tests.support.twins import ON_GPU, SIMULATED, Twins  # noqa: E402
 
+if SIMULATED:
+    # a process under numba-cuda's simulator (tests/test_gpu_backend.py starts one for
+    # test_operators.py) does not compile the tests' own functors for a GPU as well
+    # (kernels_gpu/ptx.py, most of that run's time): the `ptxcheck` backend compiles the same
+    # functors for the same templates and argument types in the main run
+    import kernels_gpu.ptx
+    kernels_gpu.ptx.SHIPPED += (os.path.dirname(os.path.realpath(__file__)) + os.sep,)
+
 # modules whose tests all run scripts in processes of their own, marked here (their files are
 # the experiments' own)
 SLOW_MODULES = ("test_experiments.py",)

@@ -140,15 +140,17 @@ def test_algorithms_run_on_the_simulated_gpu(tmp_path):
 
 @pytest.mark.slow
 def test_operators_on_the_simulated_gpu():
-    """test_operators' edge spans (every pull form) and the cache load on the GPU backend under
-    numba-cuda's simulator, in a process of its own (the `backend` fixture's `simulated`)."""
+    """test_operators' edge spans (every pull form), the cache load, pull's reductions and
+    types, intersect and the min reduction run end to end on the GPU backend under numba-cuda's
+    simulator, in one process of its own (the `backend` fixture's `simulated`; the `simulated`
+    device)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
                            "no:cacheprovider", "tests/test_operators.py", "-k",
-                           "simulated and (edge_span or gather_rows)"],
+                           "simulated and (edge_span or gather_rows or reduction or intersect)"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "\n28 passed" in proc.stdout, proc.stdout[-2000:]
+    assert "\n49 passed" in proc.stdout, proc.stdout[-2000:]
 
 _LAUNCHER = r"""
 import struct, sys, types

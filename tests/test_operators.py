@@ -575,33 +575,28 @@ def min_labels(g):
     return label
 
 
-@pytest.mark.parametrize("device", ["cpu", "emulated"] + ["simulated"] * SIMULATED)
-def test_min_reduction_end_to_end(device):
+@pytest.mark.parametrize("device", [
+    "cpu", "emulated", pytest.param("ptxcheck", marks=pytest.mark.slow)] + ["simulated"] * SIMULATED)
+def test_min_reduction_end_to_end(device, monkeypatch):
     """MinLabel on a directed graph (its in-edges) under HIGH, LOW and RAND, on a CPU partition
-    alone, hybrid and GPU partitions only, against NumPy."""
+    alone, hybrid and GPU partitions only, against NumPy; small, hybrid, with the GPU partitions'
+    operator calls compiled to PTX (tests/ptxcheck) and under numba-cuda's simulator."""
     from bsp import Engine
     from partitioners import partition
     import totem_py
-    g = totem_py.generate("rmat:5" if device == "simulated" else "rmat:10", seed=4)
+    small = device in ("ptxcheck", "simulated")
+    if device == "ptxcheck":
+        from bsp.partition import EmulatedGpuPartition
+        monkeypatch.setattr(EmulatedGpuPartition, "operator_package", "tests.ptxcheck")
+        device = "emulated"
+    g = totem_py.generate("rmat:5" if small else "rmat:10", seed=4)
     want = min_labels(g)
-    configs = [("RAND", 0.3, 2)] if device == "simulated" else \
+    configs = [("RAND", 0.3, 2)] if small else \
         [(s, share, gpus) for s in ("HIGH", "LOW", "RAND")
          for share, gpus in ((1.0, 1), (0.5, 1), (0.0, 2))]
     for strategy, share, gpus in configs:
         got, _ = Engine(partition(g, strategy, share, gpus, seed=1), device).run(MinLabel())
         assert np.array_equal(got, want), (strategy, share, gpus)
-
-
-def test_reductions_and_intersect_under_the_cuda_simulator():
-    """The tests above on the GPU backend under numba-cuda's simulator, in a process of its own
-    (tests/twins.py's `simulated` backend; the end-to-end run on the `simulated` device)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
-                           "no:cacheprovider", "tests/test_operators.py", "-k",
-                           "simulated and (reduction or intersect)"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert "\n21 passed" in proc.stdout, proc.stdout[-2000:]
 
 
 def chosen(v, x, threshold, visits, rowsel):
