@@ -17,9 +17,10 @@ sampling, the controller only names the path.
                         one of least predicted work: the edges it walks (the active set's
                         out-edges for dd, the partition's edges for td, PRIORITY_TOP /
                         PRIORITY_SAMPLE of the active set's with priority) times the local
-                        rounds it took when it last ran. Work, not seconds, so that the choices, and
-                        with them the values of an algorithm whose result depends on the order
-                        of its work (PageRank-Delta), are the same from run to run.
+                        rounds it took when it last ran. Work, not seconds, so that the
+                        choices, and with them the values of an algorithm whose result
+                        depends on the order of its work (PageRank-Delta), are the same from
+                        run to run.
 
 Either takes an async path only on a partition whose boundary edges are at most BOUNDARY of
 its edges: local rounds pay where a partition's shortest paths mostly stay inside it; where

@@ -25,7 +25,8 @@ exchanges), and each of the dd two with SEP-Graph's sampled priority (sync-push-
 async-push-dd-prio: a round samples PRIORITY_SAMPLE active vertices at a fixed stride of its
 queue, takes the PRIORITY_TOP-th largest residual of the sample as a cut, and pushes only the
 active vertices whose residual reaches it; the others stay active and wait, so that large
-residuals move first and fewer pushes reach the tolerance). Each only moves residual into ranks
+residuals move first; SEP-Graph's aim is fewer pushes to the tolerance, though on R-MAT these
+push more: docs/results/pr_priority_2core.txt). Each only moves residual into ranks
 along the same equations, so each stops within the same bounds of the limit (the verifier's),
 though not at the same values. `pushed_edges` (metrics) counts the edges pushed along.
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
