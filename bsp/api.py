@@ -102,6 +102,8 @@ class Vote:
 ROUNDS = ("sync", "async")
 DIRECTIONS = ("push", "pull")
 WORKLISTS = ("dd", "td")
+PRIORITY_SAMPLE = 1000     # a priority path samples this many active vertices per round
+PRIORITY_TOP = 200         # and takes those at or above the sample's PRIORITY_TOP-th largest
 
 
 @dataclass(frozen=True)
@@ -109,14 +111,19 @@ class Path:
     """An execution path (SEP-Graph's): `rounds` "sync" (one local round per superstep) or
     "async" (local rounds until the partition's own work is done, then one exchange);
     `direction` "push" or "pull" (the mode's exchange); `worklist` "dd" (data-driven: the
-    active vertices) or "td" (topology-driven: every vertex). Named "sync-push-dd" and so on."""
+    active vertices) or "td" (topology-driven: every vertex); `priority` (SEP-Graph's sampled
+    priority): a round takes only the active vertices of highest priority, about PRIORITY_TOP
+    of every PRIORITY_SAMPLE, and the others wait, still active. Named "sync-push-dd",
+    "async-push-dd-prio" and so on."""
     rounds: str
     direction: str
     worklist: str
+    priority: bool = False
 
     @property
     def name(self):
-        return f"{self.rounds}-{self.direction}-{self.worklist}"
+        tail = "-prio" if self.priority else ""
+        return f"{self.rounds}-{self.direction}-{self.worklist}{tail}"
 
     @property
     def asynchronous(self):
@@ -126,11 +133,14 @@ class Path:
     def parse(cls, name):
         """The Path named `name`; ValueError if it names none."""
         parts = str(name).split("-")
+        priority = len(parts) == 4 and parts[3] == "prio"
+        if priority:
+            parts = parts[:3]
         if len(parts) != 3 or parts[0] not in ROUNDS or parts[1] not in DIRECTIONS \
                 or parts[2] not in WORKLISTS:
-            raise ValueError(f"a path is auto or {{sync,async}}-{{push,pull}}-{{dd,td}}, not "
-                             f"{name!r}")
-        return cls(*parts)
+            raise ValueError(f"a path is auto or {{sync,async}}-{{push,pull}}-{{dd,td}}, "
+                             f"optionally -prio, not {name!r}")
+        return cls(*parts, priority)
 
 
 class Program:

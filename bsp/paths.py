@@ -6,16 +6,21 @@ exchange is collective: the engine's direction switch (Alg. 2's rule, in bsp/eng
 it for a direction-optimising program, `Program.mode` for the others. Rounds (sync, async) and
 worklist (data-driven dd, topology-driven td) are each partition's own: `Paths.choose` picks
 them from the partition's vote (the monitor: its active vertices and their out-edges, which
-the vote already carries) with one of SEP-Graph's controllers:
+the vote already carries) with one of SEP-Graph's controllers. A path with priority ("-prio",
+SEP-Graph's sampled priority for PageRank-Delta) takes in each round only the active vertices
+whose priority is among the highest PRIORITY_TOP of PRIORITY_SAMPLE sampled; the program does the
+sampling, the controller only names the path.
 
   traversals (Alg. 2):  the first of the program's `auto_paths` in the superstep's direction;
                         a program lists the form it prefers first (SSSP: async-push-dd).
   iterative (Alg. 1):   each candidate of the direction once, in `auto_paths` order; then the
                         one of least predicted work: the edges it walks (the active set's
-                        out-edges for dd, the partition's edges for td) times the local rounds
-                        it took when it last ran. Work, not seconds, so that the choices, and
-                        with them the values of an algorithm whose result depends on the order
-                        of its work (PageRank-Delta), are the same from run to run.
+                        out-edges for dd, the partition's edges for td, PRIORITY_TOP /
+                        PRIORITY_SAMPLE of the active set's with priority) times the local
+                        rounds it took when it last ran. Work, not seconds, so that the
+                        choices, and with them the values of an algorithm whose result
+                        depends on the order of its work (PageRank-Delta), are the same from
+                        run to run.
 
 Either takes an async path only on a partition whose boundary edges are at most BOUNDARY of
 its edges: local rounds pay where a partition's shortest paths mostly stay inside it; where
@@ -30,7 +35,7 @@ program that offers no path gets `part.path = None` and no choice is made (no co
 with paths, a superstep's choice costs a few scalar operations per partition.
 """
 
-from .api import Path
+from .api import PRIORITY_SAMPLE, PRIORITY_TOP, Path
 
 ROUNDS = 100_000        # most local rounds of an async path in one superstep
 BOUNDARY = 0.1          # auto: async only where boundary edges are at most this share
@@ -85,6 +90,8 @@ class Paths:
         edges = part.views[mode.view].host.indices.size
         if path.worklist == "td" or votes is None:
             return max(edges, 1)
+        if path.priority:
+            return max(votes[i].edges * PRIORITY_TOP // PRIORITY_SAMPLE, 1)
         return max(votes[i].edges, 1)
 
     def measured(self):

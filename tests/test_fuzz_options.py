@@ -70,7 +70,8 @@ NUMBERS = ["", "-1", "0", "nan", "inf", "-inf", "x", "1e400", "2.5", "0x10", " "
 ROUNDS = [v for v in NUMBERS if v not in ("99999999999999999999999", str(2**63))]
 SIZES = ["", "-1", "0", "nan", "inf", "x", "1e30", "16E", "4Q", "-5M", "1.5K", "0.3"]
 PATHS = ["auto", "sync-push-dd", "sync-push-td", "sync-pull-dd", "sync-pull-td", "async-push-dd",
-         "async-push-td", "async-pull-dd", "async-pull-td"]
+         "async-push-td", "async-pull-dd", "async-pull-td", "sync-push-dd-prio",
+         "async-push-dd-prio"]
 OUTPUT_NAMES = ["{dir}/r.npy", "{dir}/r.csv", "{dir}/r.txt", "{dir}/r.tsv", "{dir}/r.out"]
 HOSTILE_OUTPUTS = ["", "{dir}", "{dir}/missing/r.npy", "/proc/self/r.npy", "{dir}/sub/",
                    "{dir}/m.json", "{dir}/g.npz", "{dir}/" + "x" * 300 + ".npy",

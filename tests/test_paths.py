@@ -24,6 +24,7 @@ from tests.support.toys import rmat_small, toy_graphs, with_random_weights
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
 ROAD = DATA / "road-usroads.mtx.gz"
+ROME = DATA / "rome99.gr.gz"
 OFFERING = sorted(name for name, cls in ALGORITHMS.items() if cls.paths)
 CONFIGS = (("HIGH", 1.0, 1), ("HIGH", 0.5, 1), ("RAND", 0.3, 2), ("LOW", 0.0, 2))
 
@@ -170,6 +171,75 @@ def test_every_path_on_the_simulated_gpu():
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     code = SIM.format(root=str(ROOT), tests=str(ROOT / "tests"), names=OFFERING)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_a_priority_path_parses_and_keeps_its_name():
+    from bsp.api import Path as ExecutionPath
+    prio = ExecutionPath.parse("async-push-dd-prio")
+    assert prio.priority and prio.asynchronous and prio.worklist == "dd"
+    assert prio.name == "async-push-dd-prio" and not ExecutionPath.parse("async-push-dd").priority
+    for bad in ("sync-push-dd-x", "sync-push-prio", "prio-sync-push-dd", "sync-push-dd-prio-x"):
+        with pytest.raises(ValueError, match="optionally -prio"):
+            ExecutionPath.parse(bad)
+
+
+def pushed(graph, device, share, path):
+    r = totem_py.run(graph, "pagerank_delta", cpu_share=share, device=device, path=path,
+                     tolerance=1e-3, verify=True)
+    m = r.metrics
+    assert m["verified"], (device, share, path)
+    trace = {n.split(":")[-1] for s in m["per_superstep"] for n in s["path"].split(",")}
+    assert trace == {path} if path != "auto" else "sync-push-dd-prio" not in trace, trace
+    return m
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ROME.exists(), reason="needs ../shared/data/rome99.gr.gz")
+def test_pagerank_delta_priority_on_a_real_graph_forced_and_auto():
+    """rome99: the priority paths verify on cpu and emulated partitions, take a part of the
+    active set per round (more supersteps or rounds than without), and the run counts its
+    pushes (sync-push-dd: every active vertex's out-edges in every superstep)."""
+    graph = totem_py.load(ROME)
+    for device, share in (("cpu", 1.0), ("cpu", 0.5), ("emulated", 0.5)):
+        runs = {p: pushed(graph, device, share, p) for p in
+                ("auto", "sync-push-dd", "async-push-dd", "sync-push-dd-prio",
+                 "async-push-dd-prio")}
+        sync, prio = runs["sync-push-dd"], runs["sync-push-dd-prio"]
+        assert sync["pushed_edges"] == graph.n_edges + sum(
+            r["frontier_edges"] for r in sync["per_superstep"])
+        assert prio["supersteps"] > sync["supersteps"]
+        rounds = [sum(sum(r["rounds"]) for r in runs[p]["per_superstep"])
+                  for p in ("async-push-dd", "async-push-dd-prio")]
+        assert rounds[1] > rounds[0], rounds
+
+
+PRIO_SIM = """
+import os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+sys.path.insert(0, {root!r})
+import totem_py
+from totem_py.graph import Graph
+g = totem_py.load({graph!r})
+src, dst = g.edge_sources(), g.indices
+keep = (src < 300) & (dst < 300)
+g = Graph.from_edges(src[keep], dst[keep], 300)
+for path in ("sync-push-dd-prio", "async-push-dd-prio", "auto"):
+    m = totem_py.run(g, "pagerank_delta", cpu_share=0.5, device="simulated", path=path,
+                     tolerance=0.1, verify=True).metrics
+    assert m["verified"] and m["pushed_edges"] > 0, path
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ROME.exists(), reason="needs ../shared/data/rome99.gr.gz")
+def test_pagerank_delta_priority_on_a_real_graph_on_the_simulated_gpu():
+    """rome99's first 300 vertices: the simulator runs each kernel thread in Python."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    code = PRIO_SIM.format(root=str(ROOT), graph=str(ROME))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

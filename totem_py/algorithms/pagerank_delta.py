@@ -21,8 +21,14 @@ Paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the one
 predicted work): sync-push-dd (the above), sync-push-td (every vertex with a residual
 pushes it, above the threshold or not) and async-push-dd (a partition pushes round after round
 until none of its residuals exceeds the threshold, the ghosts' shares adding up in the box, then
-exchanges). Each only moves residual into ranks along the same equations, so each stops within
-the same bounds of the limit (the verifier's), though not at the same values.
+exchanges), and each of the dd two with SEP-Graph's sampled priority (sync-push-dd-prio,
+async-push-dd-prio: a round samples PRIORITY_SAMPLE active vertices at a fixed stride of its
+queue, takes the PRIORITY_TOP-th largest residual of the sample as a cut, and pushes only the
+active vertices whose residual reaches it; the others stay active and wait, so that large
+residuals move first; SEP-Graph's aim is fewer pushes to the tolerance, though on R-MAT these
+push more: docs/results/pr_priority_2core.txt). Each only moves residual into ranks
+along the same equations, so each stops within the same bounds of the limit (the verifier's),
+though not at the same values. `pushed_edges` (metrics) counts the edges pushed along.
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
 n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
@@ -36,7 +42,9 @@ import math
 
 import numpy as np
 
-from bsp import Frontier, Message, Mode, Vote, advance, atomic_add, receive, vertex_map
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, receive, vertex_map,
+                 vertex_values)
+from bsp.api import PRIORITY_SAMPLE, PRIORITY_TOP
 
 from ..errors import InputError, VerificationError
 from .base import Algorithm, Option, register
@@ -70,6 +78,28 @@ def above(v, residual, threshold):
 
 def holding(v, residual):
     return residual[v] > 0.0
+
+
+def at_least(v, residual, cut):
+    return residual[v] >= cut
+
+
+def sampled(i, items, stride, residual):
+    """The residual of the queue's (i * stride)-th vertex."""
+    return residual[items[i * stride]]
+
+
+def priority_cut(part, frontier, residual, at):
+    """SEP-Graph's sampled priority: the PRIORITY_TOP-th largest residual of PRIORITY_SAMPLE
+    vertices of `frontier` taken at a fixed stride (all of a shorter one, whose top share it
+    keeps); `at` holds 0..PRIORITY_SAMPLE-1 on the partition's device. One copy of the sample
+    to the host and a partial sort there."""
+    k = min(PRIORITY_SAMPLE, frontier.length)
+    values = vertex_values(part, sampled, frontier.items, frontier.length // k, residual,
+                           at=at[:k], dtype=np.float64)
+    host = np.asarray(part.to_host(values))
+    top = max(k * PRIORITY_TOP // PRIORITY_SAMPLE, 1)
+    return float(np.partition(host, k - top)[k - top])
 
 
 def pushes(graph, tolerance=0.01, damping=0.85):
@@ -151,7 +181,11 @@ def verify_pushes(graph, tolerance, ranks, damping=0.85):
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
     modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
-    paths = ("sync-push-dd", "sync-push-td", "async-push-dd")
+    paths = ("sync-push-dd", "sync-push-td", "async-push-dd", "sync-push-dd-prio",
+             "async-push-dd-prio")
+    # priority pushes the high-degree vertices first (their residuals are the largest), which on
+    # undirected R-MAT pushes more edges than sync-push-dd (docs/results/pr_priority_2core.txt)
+    auto_paths = ("sync-push-dd", "sync-push-td", "async-push-dd")
     iterative = True
     options = (Option("--tolerance", dict(type=positive_number, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
@@ -164,6 +198,7 @@ class PageRankDelta(Algorithm):
         self.tolerance = tolerance
         self.damping = damping
         self.n = n          # vertices (graph.n_ids); None: those the partitions hold
+        self.pushed = 0     # edges pushed along in the run (the votes' sums)
 
     @classmethod
     def from_options(cls, graph, tolerance=0.01, **_):
@@ -182,7 +217,9 @@ class PageRankDelta(Algorithm):
         return verify_pushes(graph, self.tolerance, values, self.damping)
 
     def metrics(self):
-        return dict(tolerance=self.tolerance)
+        """`pushed_edges`: the edges the last run pushed residuals along, every path's rounds
+        included."""
+        return dict(tolerance=self.tolerance, pushed_edges=self.pushed)
 
     def isolated_values(self, graph):
         """A vertex in no edge keeps its first residual, (1 - d) / n."""
@@ -199,14 +236,29 @@ class PageRankDelta(Algorithm):
         s.share = part.empty(n, np.float64)
         s.frontier = Frontier(part)
         vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
-        s.frontier.swap()
+        s.edges = s.frontier.swap()        # the out-edges of the queue compute takes
+        s.pushed = 0                       # the edges pushed since the last vote
+        s.sample = part.arange(PRIORITY_SAMPLE)
+
+    def start(self):
+        self.pushed = 0
+
+    def finished(self, total):
+        self.pushed += int(total.sums[0])
+        return super().finished(total)
 
     def compute(self, part, step, mode, box):
         s = part.state
         f = s.frontier
         if part.path is not None and part.path.worklist == "td":
             vertex_map(part, holding, s.residual, out=f)
-            f.swap()
+            s.edges = f.swap()
+        if part.path is not None and part.path.priority and f.length:
+            cut = priority_cut(part, f, s.residual, s.sample)
+            vertex_map(part, at_least, s.residual, cut, vertices=f.items, length=f.length,
+                       out=f)
+            s.edges = f.swap()      # the others wait: vote and next_round find them again
+        s.pushed += s.edges
         advance(part, "out", f, push, s.residual, s.share, part.n_local, outbox=box,
                 source=take, source_args=(s.residual, s.rank, part.out_degree, s.share,
                                           self.damping))
@@ -215,7 +267,7 @@ class PageRankDelta(Algorithm):
         """Async: the vertices whose residual the last round raised above the threshold."""
         s = part.state
         vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
-        s.frontier.swap()
+        s.edges = s.frontier.swap()
         return s.frontier.length > 0
 
     def scatter(self, part, step, mode, inbox):
@@ -224,8 +276,9 @@ class PageRankDelta(Algorithm):
     def vote(self, part, step):
         s = part.state
         vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
-        edges = s.frontier.swap()
-        return Vote(s.frontier.length, edges)
+        s.edges = s.frontier.swap()
+        pushed, s.pushed = s.pushed, 0
+        return Vote(s.frontier.length, s.edges, sums=(float(pushed),))
 
     def collect(self, parts, n_vertices):
         return (collect(parts, n_vertices, "rank", np.float64, 0.0)
