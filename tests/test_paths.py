@@ -233,10 +233,12 @@ for path in ("sync-push-dd-prio", "async-push-dd-prio", "auto"):
 """
 
 
-@pytest.mark.slow
+@pytest.mark.extended
 @pytest.mark.skipif(not ROME.exists(), reason="needs ../shared/data/rome99.gr.gz")
 def test_pagerank_delta_priority_on_a_real_graph_on_the_simulated_gpu():
-    """rome99's first 300 vertices: the simulator runs each kernel thread in Python."""
+    """rome99's first 300 vertices: the simulator runs each kernel thread in Python (about two
+    minutes; the default run has the priority paths on the simulator on toy graphs,
+    `test_every_path_on_the_simulated_gpu`, and on rome99 on cpu and emulated partitions)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     code = PRIO_SIM.format(root=str(ROOT), graph=str(ROME))
