@@ -24,15 +24,12 @@ among the fuzz tests of this file and test_fuzz_options.py:
         tests/test_fuzz.py tests/test_fuzz_options.py
 """
 
-import contextlib
 import gzip
 import io
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 import zlib
 from pathlib import Path
 
@@ -43,11 +40,10 @@ import totem_py
 from totem_py import errors, io as tio
 from totem_py.errors import InputError
 from totem_py.io import load, save_npz
+from tests.support.fuzz import SEED, case_numbers, case_rng, on_demand_seconds, time_limit
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TOTEM_DATA", ROOT.parent / "shared" / "data"))
-SEED = int(os.environ.get("TOTEM_FUZZ_SEED", 32))
-SECONDS = float(os.environ.get("TOTEM_FUZZ_SECONDS", 120))     # of a `-m extended` run, in all
 CASES = 500                 # in process, spread over the files
 CLI_CASES = 8               # through the command
 PREFIX_LINES = 1500         # edge lines kept of each real file
@@ -56,25 +52,6 @@ CASE_SECONDS = 30           # a case that takes longer is a hang
 MEMORY = 2 << 30            # what the readers' memory check is told is available
 
 pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here")
-
-
-def case_rng(k, kind):
-    """The random generator of case k of a kind of case (a word)."""
-    return np.random.default_rng([SEED, zlib.crc32(kind.encode()), k])
-
-
-def on_demand_seconds(share):
-    """A test's share of TOTEM_FUZZ_SECONDS."""
-    return SECONDS * share
-
-
-def case_numbers(first, seconds):
-    """Case numbers from `first` on, until `seconds` have passed."""
-    deadline = time.monotonic() + seconds
-    k = first
-    while time.monotonic() < deadline:
-        yield k
-        k += 1
 
 
 # ---------------------------------------------------------------- sources
@@ -302,24 +279,6 @@ def check_edge_list(graph, expected):
 
 
 # ---------------------------------------------------------------- running a case
-
-class Hang(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Hang raised in the block once it has run `seconds` (checked between Python bytecodes)."""
-    def alarm(*_):
-        raise Hang(f"a case ran past {seconds} s")
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
 
 ALGORITHMS = ("bfs", "cc", "sssp", "pagerank")
 

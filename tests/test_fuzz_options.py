@@ -38,7 +38,8 @@ import totem_py
 from totem_py.errors import InputError
 from totem_py.graph import Graph
 
-from test_fuzz import SEED, Hang, case_numbers, case_rng, on_demand_seconds, time_limit
+from tests.support.fuzz import (SEED, Hang, case_numbers, case_rng, on_demand_seconds,
+                                time_limit)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
