@@ -368,6 +368,22 @@ def one_line(exc):
     return message.strip() != "" and "\n" not in message.strip()
 
 
+def attempt(where, call):
+    """call() within CASE_SECONDS: its value, or None where it refused with an accepted error of
+    one line; an AssertionError naming `where` for a hang or any other exception."""
+    try:
+        with time_limit(CASE_SECONDS):
+            return call()
+    except ACCEPTED as e:
+        assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
+        return None
+    except Hang:
+        raise AssertionError(f"{where}: ran past {CASE_SECONDS} s") from None
+    except BaseException as e:
+        raise AssertionError(f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}") \
+            from None
+
+
 def api_case(graphs, k):
     rng = case_rng(k, "api")
     pick = lambda values: values[int(rng.integers(0, len(values)))]
@@ -386,22 +402,17 @@ def api_case(graphs, k):
         kwargs[key] = pick(valid if valid and rng.random() < 0.8 else hostile)
     where = (f"TOTEM_FUZZ_SEED={SEED} api case {k}: totem_py.run(<{name}>, {algorithm!r}, "
              f"{', '.join(f'{k}={v!r}' for k, v in kwargs.items())})")
-    try:
-        with time_limit(CASE_SECONDS), warnings.catch_warnings():
+    def call():
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             threads = numba.get_num_threads()
             try:
-                result = totem_py.run(graph, algorithm, **kwargs)
+                return totem_py.run(graph, algorithm, **kwargs)
             finally:
                 numba.set_num_threads(threads)
-    except ACCEPTED as e:
-        assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
+    result = attempt(where, call)
+    if result is None:
         return "refused"
-    except Hang:
-        raise AssertionError(f"{where}: ran past {CASE_SECONDS} s") from None
-    except BaseException as e:
-        raise AssertionError(f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}") \
-            from None
     assert result.values.shape == (graph.n_vertices,), f"{where}: {result.values.shape}"
     assert result.metrics["verified"] is True, where
     return "verified"
@@ -425,15 +436,9 @@ def io_case(k):
         kwargs = dict(seed=pick([0, 1, 2**64 - 1, np.uint64(7)] * 3 + HOSTILE),
                       undirected=pick(flags), weighted=pick(flags))
     where = f"TOTEM_FUZZ_SEED={SEED} io case {k}: totem_py.{call.__name__}({spec!r}, {kwargs})"
-    try:
-        with time_limit(CASE_SECONDS):
-            graph = call(spec, **kwargs)
-    except ACCEPTED as e:
-        assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
+    graph = attempt(where, lambda: call(spec, **kwargs))
+    if graph is None:
         return "refused"
-    except BaseException as e:
-        raise AssertionError(f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}") \
-            from None
     check_csr(graph, "Graph", [graph.indptr, graph.indices, graph.weights], where)
     if call is totem_py.generate:
         assert graph.n_vertices == 2 ** int(str(spec).split(":")[1]), where
@@ -528,20 +533,15 @@ def graph_case(k):
              ", ".join(map(repr, args)) + f", directed={directed!r})")
     make = Graph if form == "Graph" else Graph.from_edges
     try:
-        with time_limit(CASE_SECONDS):
-            graph = make(*args, directed=directed)
-    except ACCEPTED as e:
-        assert one_line(e), f"{where}: {type(e).__name__} of several lines: {e}"
-        return "refused"
-    except BaseException as e:
-        raise AssertionError(f"{where}: {type(e).__name__}: {e}\n{traceback.format_exc()}") \
-            from None
+        graph = attempt(where, lambda: make(*args, directed=directed))
     finally:
         for a, copy, flag in zip(args, copies, flags):
             if isinstance(a, np.ndarray):
                 assert a.flags.writeable == flag, f"{where}: the caller's array changed flags"
                 assert np.array_equal(a, copy, equal_nan=a.dtype.kind in "fc"), \
                     f"{where}: the caller's array changed"
+    if graph is None:
+        return "refused"
     check_csr(graph, form, args, where)
     algorithm = str(rng.choice(list(ALGORITHMS)))
     try:
