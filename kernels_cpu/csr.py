@@ -63,6 +63,16 @@ def count_rows(src, dst, mirror, bounds, counts):
                     counts[v + 1] += 1
 
 
+@njit(inline="always", nogil=True, cache=True)
+def _place(fill, row, entry, out, has_weights, out_weights, weights, e):
+    """`entry` (and, with weights, weights[e]) at fill[row], which advances."""
+    p = fill[row]
+    fill[row] = p + 1
+    out[p] = entry
+    if has_weights:
+        out_weights[p] = weights[e]
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def place_rows(src, dst, weights, has_weights, mirror, bounds, fill, indices, out_weights):
     """Place entry (src[e], dst[e]) at fill[src[e]] and advance it (with mirror also (dst[e],
@@ -74,17 +84,9 @@ def place_rows(src, dst, weights, has_weights, mirror, bounds, fill, indices, ou
             u = src[e]
             v = dst[e]
             if lo <= u < hi:
-                p = fill[u]
-                fill[u] = p + 1
-                indices[p] = v
-                if has_weights:
-                    out_weights[p] = weights[e]
+                _place(fill, u, v, indices, has_weights, out_weights, weights, e)
             if mirror and lo <= v < hi and u != v:
-                p = fill[v]
-                fill[v] = p + 1
-                indices[p] = u
-                if has_weights:
-                    out_weights[p] = weights[e]
+                _place(fill, v, u, indices, has_weights, out_weights, weights, e)
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -98,11 +100,7 @@ def place_transposed(indptr, indices, weights, has_weights, bounds, fill, out, o
             for e in range(indptr[u], indptr[u + 1]):
                 v = indices[e]
                 if lo <= v < hi:
-                    p = fill[v]
-                    fill[v] = p + 1
-                    out[p] = u
-                    if has_weights:
-                        out_weights[p] = weights[e]
+                    _place(fill, v, u, out, has_weights, out_weights, weights, e)
 
 
 def target_counts(indices, n_vertices):
