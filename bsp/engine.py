@@ -328,7 +328,8 @@ class Engine:
         """The superstep's streamed-edge statistics: chunks served per engine (and, per
         streaming partition, one letter per chunk: R resident, F filter, C compaction, Z
         zero-copy, . idle), bytes copied and read in place, queue vertices served from the GPU
-        cache and bytes loaded into it; for edges read from a file, the pages and bytes read."""
+        cache and bytes loaded into it; for edges read from a file, the pages and bytes read and
+        the pages found in the GPU's page cache."""
         engines = dict(resident=0, filter=0, compaction=0, zerocopy=0)
         moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0, cache=0,
                      cache_bytes=0)
@@ -338,7 +339,7 @@ class Engine:
                 if view.stream is None:
                     continue
                 s = view.stream.take_stats()
-                for key in ("pages", "read_bytes"):       # edges read from a file
+                for key in ("pages", "read_bytes", "cached_pages"):   # edges in a file
                     if key in s:
                         paged[key] = paged.get(key, 0) + s[key]
                 for key in engines:

@@ -74,9 +74,11 @@ class DeviceView:
             host = part.view_host or opts.host_memory
             if self.stream is None or (bool(self.stream.wwidth), self.stream.budget) != (
                     weights, host):
+                self.stream = None
                 with part.context():
                     self.stream = _stream.FileStream(part, view, self.indptr, view.edge_file,
-                                                     host, weights)
+                                                     host, weights, budget)
+            self.stream.reset()         # every run starts with an empty page cache
             self.device_bytes = self.stream.device_bytes
             self.host_bytes = self.stream.host_bytes
             return

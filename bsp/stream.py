@@ -687,14 +687,21 @@ class FileStream:
     pages holding the queue's rows (GTS's page bitmap, from the same per-row counts as the
     chunk statistics); a kernel over all rows reads every page whose rows it reads. A GPU
     partition copies each page into one of two device staging buffers as it copies streamed
-    chunks (`copy_in`, `shifted`): the kernels are the same as for streamed edges. Statistics:
-    pages read and bytes read from the file per superstep (`take_stats`)."""
+    chunks (`copy_in`, `shifted`): the kernels are the same as for streamed edges. A GPU
+    partition keeps pages in a page cache of `cache` bytes of device memory (GTS's cache in
+    free GPU memory): a page read is kept while a slot is free, else in place of the cached page
+    used least often this run (not one the pass still has to reach) when the new page has been
+    used more often; a cached page is read from the device. A kernel over every page then finds
+    the same pages cached round after round, a frontier the pages it returns to. Statistics:
+    pages and bytes read from the file and pages found in the cache, per superstep
+    (`take_stats`)."""
 
     nchunks = n_resident = cache_capacity = 0
 
-    def __init__(self, part, view, indptr, source, budget, weights=False):
+    def __init__(self, part, view, indptr, source, budget, weights=False, cache=0):
         """`source`: the view's EdgeFile; `indptr` the row index on the partition's device;
-        `weights`: whether the kernels read the weights."""
+        `weights`: whether the kernels read the weights; `cache`: bytes of device memory for
+        the page cache and the staging buffers (a GPU partition's share of its budget)."""
         self.part, self.view, self.indptr, self.source = part, view, indptr, source
         self.budget = budget
         n = self.n = view.n_local
@@ -718,19 +725,61 @@ class FileStream:
             self.staging = [(xp.empty(cap, source.dtype), xp.empty(cap, wt) if wt else None)
                             for _ in range(2)]
             self.device_bytes = 2 * cap * bpe
+        pages = self.starts.size - 1
+        slots = min(max(int(cache or 0) - self.device_bytes, 0) // (cap * bpe), pages)
+        if part.kind != "gpu" or slots < 1:
+            slots = 0
+        self.cache_pages = [(xp.empty(slots * cap, source.dtype),
+                             xp.empty(slots * cap, wt) if wt else None)] if slots else []
+        self.device_bytes += slots * cap * bpe
+        self.owner = np.full(slots, -1, np.int64)      # the page in each cache slot
+        self.slot = np.full(pages, -1, np.int64)       # each page's cache slot
+        self.uses = np.zeros(pages, np.int64)          # each page's uses this run
         self.pool = concurrent.futures.ThreadPoolExecutor(1)
         self.stats = self._empty_stats()
 
     @staticmethod
     def _empty_stats():
-        return dict(EdgeStream._empty_stats(), pages=0, read_bytes=0)
+        return dict(EdgeStream._empty_stats(), pages=0, read_bytes=0, cached_pages=0)
 
     def take_stats(self):
         out, self.stats = self.stats, self._empty_stats()
         return out
 
     def reset(self):
-        """Nothing carries over from run to run."""
+        """Every run starts with an empty page cache."""
+        self.owner.fill(-1)
+        self.slot.fill(-1)
+        self.uses.fill(0)
+
+    def _cached(self, c, lo, hi):
+        """(indices, weights) of cached page c, as the kernels take them."""
+        s, cap = int(self.slot[c]), self.capacity
+        return tuple(None if buf is None else self.part.shifted(buf[s * cap:(s + 1) * cap], lo, hi)
+                     for buf in self.cache_pages[0])
+
+    def _admit(self, c, later, ids, w, n):
+        """Keep page c (its n edges in `ids`, `w` on the device) in a free cache slot, else in
+        place of the least used cached page that `later` (pages still to come in this pass,
+        ascending) does not hold, if c has been used more often."""
+        if not self.cache_pages:
+            return
+        free = np.flatnonzero(self.owner < 0)
+        if free.size:
+            s = int(free[0])
+        else:
+            held = self.uses[self.owner].copy()
+            held[np.isin(self.owner, later)] = np.iinfo(np.int64).max
+            s = int(np.argmin(held))
+            if held[s] >= self.uses[c]:
+                return
+            self.slot[self.owner[s]] = -1
+        cap = self.capacity
+        with self.part.context():
+            for buf, src in zip(self.cache_pages[0], (ids, w)):
+                if buf is not None:
+                    buf[s * cap:s * cap + n] = src[:n]
+        self.owner[s], self.slot[c] = c, s
 
     def _fill(self, slot, lo, hi):
         ids, w = self.buffers[slot]
@@ -742,9 +791,17 @@ class FileStream:
         """For each page c of `pages` (ascending), (indptr, indices, weights) whose entries
         lo..hi-1 are the page's edges, the next page read meanwhile."""
         part = self.part
-        pending = None
-        for k, c in enumerate(pages):
+        pages = np.asarray(pages, np.int64)
+        self.uses[pages] += 1
+        hit = self.slot[pages] >= 0       # cached when the pass starts (and kept until reached)
+        reads = pages[~hit]
+        pending, k = None, 0
+        for c, cached in zip(pages.tolist(), hit):
             lo, hi = int(self.ends[c]), int(self.ends[c + 1])
+            if cached:
+                self.stats["cached_pages"] += 1
+                yield (self.indptr, *self._cached(c, lo, hi))
+                continue
             slot = k % 2
             got = (pending.result() if pending is not None else self._fill(slot, lo, hi))
             self.stats["pages"] += 1
@@ -759,11 +816,13 @@ class FileStream:
                 part.wait_copied(slot)
                 ids, w = dev
             pending = None
-            if k + 1 < len(pages):
-                d = int(pages[k + 1])
+            k += 1
+            if k < len(reads):
+                d = int(reads[k])
                 part.host_wait(1 - slot)     # the copy out of the other host buffer is done
                 pending = self.pool.submit(self._fill, 1 - slot, int(self.ends[d]),
                                            int(self.ends[d + 1]))
+            self._admit(c, pages[pages > c], ids, w, hi - lo)
             yield (self.indptr, part.shifted(ids, lo, hi),
                    None if w is None else part.shifted(w, lo, hi))
             if self.staging is not None:

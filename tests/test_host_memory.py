@@ -64,6 +64,27 @@ def test_every_algorithm_gives_the_same_values_from_the_file(name, device, strat
             assert min(s.starts.size - 1 for s in streams) > 1      # several pages each
 
 
+@pytest.mark.parametrize("alg", ["pagerank", "bfs"])
+def test_a_gpu_keeps_pages_in_its_page_cache(alg, tmp_path):
+    """With a device budget beyond the staging buffers, a GPU partition serves pages from its
+    page cache: fewer bytes read from the file, the same values; more budget, fewer reads."""
+    g = generate("rmat:10", seed=1)
+    path = tmp_path / "g.tcsr"
+    store.write(g, path)
+    opts = dict(device="emulated", partition="HIGH", cpu_share=0.3,
+                source=1 if alg == "bfs" else None)
+    want = totem_py.run(g, alg, **opts).values
+    read = []
+    for budget in (None, 20_000, 200_000):
+        got = totem_py.run(store.mapped(path), alg, host_memory=4096, gpu_memory=budget,
+                           verify=True, **opts)
+        assert same(want, got.values), (alg, budget)
+        t = got.metrics["transfer"]
+        assert (t["cached_pages"] > 0) == (budget is not None), (alg, budget)
+        read.append(t["read_bytes"])
+    assert read[0] > read[1] > read[2]
+
+
 def test_default_source_and_a_graph_loaded_whole(tmp_path):
     """Without --source the default one comes from the engine's components; a graph loaded
     whole is opened again from its file."""

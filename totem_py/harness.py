@@ -234,7 +234,8 @@ def transfer_counts(engine, records, h2d):
     out = dict(h2d_bytes=int(h2d), edge_bytes=int(sum(p.graph_bytes for p in engine.parts
                                                       if p.kind == "gpu")))
     if any(isinstance(v.stream, FileStream) for p in engine.parts for v in p.placed_views()):
-        out["read_bytes"] = int(sum(r.get("read_bytes", 0) for r in records))  # --host-memory
+        for key in ("read_bytes", "cached_pages"):      # --host-memory
+            out[key] = int(sum(r.get(key, 0) for r in records))
     streams = [v.stream for p in engine.parts for v in p.placed_views()
                if isinstance(v.stream, EdgeStream)]
     if not streams:
