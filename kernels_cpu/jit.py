@@ -204,6 +204,21 @@ def block_edges(offsets, nblocks, b):
     return i, lo, hi
 
 
+@njit(nogil=True, cache=True)
+def queue_item(offsets, qlen, nblocks, b):
+    """The first queue item of block b of `nblocks` blocks of about equal items + edges
+    (`offsets`: frontier_blocks's edge offsets of the queue's items); qlen for b = nblocks."""
+    target = (offsets[qlen] + qlen) * b // nblocks
+    lo, hi = 0, qlen
+    while lo < hi:          # the first item i with offsets[i] + i >= target
+        mid = (lo + hi) // 2
+        if offsets[mid] + mid < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(nogil=True, cache=True, inline="always")
 def prefetch_rows(indptr, indices, queue, qlen, i, state):
     """Called by an edge loop over a queue before it walks queue[i]'s row: starts the reads of

@@ -20,11 +20,13 @@ Mappings:
 * pull, reducing over every row: blocks of equal edge counts over the rows, rows cut across
   blocks; the parts of a cut row are added in block order afterwards, so sums are deterministic
   and need no atomics.
+* pull reducing over the rows of a queue: blocks of queue items with equal items + edges (a
+  hub's row in one block), taken as below.
 * pull over the rows row_fn selects (searching, or reducing): blocks of rows with equal rows +
   edges (row_blocks; rows passed over cost nothing and cluster among the hubs), each thread's
   in ascending order (Afforest's sampled links build shallower union-find trees in row order:
   docs/results/ab/cc_operators_2core.txt); a searching row stops at its first hit.
-* In these three, one lane a thread takes the blocks one at a time, in ascending order, from a
+* In these four, one lane a thread takes the blocks one at a time, in ascending order, from a
   shared counter (an atomic add per block, as OpenMP's dynamic schedule): blocks of equal edges
   still take unequal times (their reads hit the cache or miss it), and a thread that the OS
   gives to another process for a while takes fewer blocks instead of holding the others up at
@@ -47,7 +49,7 @@ from . import intrinsics
 
 from .atomics import PREFETCH, atomic_add, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
-                  frontier_blocks, prefetch_rows, queue_edges, row_blocks)
+                  frontier_blocks, prefetch_rows, queue_edges, queue_item, row_blocks)
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
                         next_common, reduced, span_bounds, specialize)
 
@@ -184,18 +186,27 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, threads, 
         apply_fn(cut_v[i], cut_s[i], args)
 
 
-def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, args):
-    for i in prange(qlen):
-        v = queue[i]
-        s = TOTAL(IDENTITY)
-        e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
-        for e in range(e0, e1):
-            if WEIGHTED:
-                x = functor(v, indices[e], weights[e], args)
-            else:
-                x = functor(v, indices[e], 1.0, args)
-            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
-        apply_fn(v, s, args)
+def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, threads, args):
+    offsets, _ = frontier_blocks(indptr, queue, qlen)
+    nblocks = max(1, min(BLOCKS * 4, (offsets[qlen] + qlen) // EDGES_PER_BLOCK))
+    claimed = np.zeros(1, dtype=np.int64)
+    lanes = max(1, min(threads, nblocks))
+    for lane in prange(lanes):
+        b = atomic_add(claimed, 0, 1)
+        while b < nblocks:
+            for i in range(queue_item(offsets, qlen, nblocks, b),
+                           queue_item(offsets, qlen, nblocks, b + 1)):
+                v = queue[i]
+                s = TOTAL(IDENTITY)
+                e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
+                for e in range(e0, e1):
+                    if WEIGHTED:
+                        x = functor(v, indices[e], weights[e], args)
+                    else:
+                        x = functor(v, indices[e], 1.0, args)
+                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+                apply_fn(v, s, args)
+            b = atomic_add(claimed, 0, 1)
 
 
 def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, threads, args):
@@ -424,7 +435,8 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
         par, ser = compiled(pull_reduce_queue, {"functor": fn, "apply_fn": apply_fn}, len(args),
                             WEIGHTED=weights is not None, SPAN=span, **total)
         many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
-        (par if many else ser)(indptr, indices, w, queue, qlen, limit, skip, args)
+        (par if many else ser)(indptr, indices, w, queue, qlen, limit, skip, get_num_threads(),
+                               args)
     elif row_fn is None:
         par, ser = compiled(pull_reduce, {"functor": fn, "apply_fn": apply_fn}, len(args),
                             WEIGHTED=weights is not None, PREFETCHING=pf is not None, SPAN=span,

@@ -17,6 +17,7 @@ import totem_py
 from bsp.stream import FileStream
 from totem_py import generate, store
 from totem_py.algorithms import ALGORITHMS
+from totem_py.backend import cuda_device_count
 from totem_py.errors import stage_bytes
 from totem_py.harness import memory_stages
 
@@ -24,8 +25,9 @@ from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 CAP = 2048          # bytes of edges held: pages of a few dozen edges
+ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
 CONFIGS = [("cpu", "HIGH", 1.0, 1), ("emulated", "HIGH", 0.5, 1), ("emulated", "RAND", 0.3, 2),
-           ("emulated", "LOW", 0.0, 2)]
+           ("emulated", "LOW", 0.0, 2), pytest.param("gpu", "HIGH", 0.3, 2, marks=ON_GPU)]
 
 
 def graphs():
@@ -64,14 +66,15 @@ def test_every_algorithm_gives_the_same_values_from_the_file(name, device, strat
             assert min(s.starts.size - 1 for s in streams) > 1      # several pages each
 
 
+@pytest.mark.parametrize("device", ["emulated", pytest.param("gpu", marks=ON_GPU)])
 @pytest.mark.parametrize("alg", ["pagerank", "bfs"])
-def test_a_gpu_keeps_pages_in_its_page_cache(alg, tmp_path):
+def test_a_gpu_keeps_pages_in_its_page_cache(alg, device, tmp_path):
     """With a device budget beyond the staging buffers, a GPU partition serves pages from its
     page cache: fewer bytes read from the file, the same values; more budget, fewer reads."""
     g = generate("rmat:10", seed=1)
     path = tmp_path / "g.tcsr"
     store.write(g, path)
-    opts = dict(device="emulated", partition="HIGH", cpu_share=0.3,
+    opts = dict(device=device, partition="HIGH", cpu_share=0.3,
                 source=1 if alg == "bfs" else None)
     want = totem_py.run(g, alg, **opts).values
     read = []

@@ -175,8 +175,10 @@ def count_paths(s, t, w, level, sigma, box, n_local, depth):
         return atomic_add(box, t - n_local, sigma[s]) == 0.0
     lt = level[t]
     claimed = False
-    if lt == UNVISITED or lt == depth + 1:
+    if lt == UNVISITED:     # a step writes only depth + 1: whoever loses the claim sees that
         claimed = atomic_min(level, t, depth + 1) == UNVISITED
+        lt = depth + 1
+    if lt == depth + 1:
         atomic_add(sigma, t, sigma[s])
     return claimed
 
