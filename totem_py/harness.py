@@ -483,8 +483,9 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
                                    near=graph.spec)
     partition_s = time.perf_counter() - t_plan
     # auto, filter and compaction stream what exceeds the budget (80% of the free device memory
-    # when none is given); zerocopy without a budget is TOTEM's mapped mode
-    budget = gpu_memory if transfer in ("resident", "zerocopy") else per_gpu
+    # when none is given); zerocopy without a budget is TOTEM's mapped mode; edges in a file
+    # keep pages in the budget (FileStream's page cache)
+    budget = gpu_memory if transfer in ("resident", "zerocopy") and not in_file else per_gpu
     edges = EdgeOptions(transfer if device != "cpu" else "resident", budget, chunk_bytes,
                         cache=int(gpu_cache) if device != "cpu" else 0, host_memory=host_memory)
     comm.phase = "placing the partitions"
