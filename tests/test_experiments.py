@@ -549,15 +549,48 @@ def test_sepgraph_baseline_runs(tmp_path):
     assert "bc              gpu        failed" in proc.stdout and "insufficient" in proc.stdout
 
 
-def test_gap_baseline_edge_lists_and_runs(tmp_path):
-    """GAP's edge lists (`src dst`, `.wel` with weights) and runs of stand-ins for its kernels:
-    the trials of one process, its source, PageRank's exact rounds, symmetrised input and the
-    thread count."""
+def read_gap_serialized(path, weighted):
+    """GAP's .sg / .wsg (its reader.h ReadSerializedGraph): directed byte, edge and vertex counts,
+    row ends, then column ids (paired with weights in .wsg); a directed graph's reverse after."""
+    raw = Path(path).read_bytes()
+    directed = bool(raw[0])
+    m, n = np.frombuffer(raw, np.int64, 2, 1)
+    pos, views = 17, []
+    for _ in range(2 if directed else 1):
+        indptr = np.frombuffer(raw, np.int64, n + 1, pos)
+        pos += 8 * (n + 1)
+        width = 2 if weighted else 1
+        cols = np.frombuffer(raw, np.int32, m * width, pos).reshape(m, width)
+        pos += 4 * m * width
+        views.append((indptr, cols))
+    assert pos == len(raw)
+    return directed, views
+
+
+@pytest.mark.parametrize("undirected", [True, False])
+def test_gap_serialized_graphs(undirected, tmp_path):
+    """Our graph as GAP's serialized .sg (and .wsg with integer weights): the same rows and, for
+    a directed graph, its reverse."""
     from experiments.baselines import write_gap
-    g = totem_py.generate("rmat:8", undirected=True)
-    write_gap(g, tmp_path / "g.el")
-    rows = np.loadtxt(tmp_path / "g.el", dtype=np.int64)
-    assert rows.shape == (g.n_edges, 2) and np.array_equal(rows[:, 1], g.indices)
+    g = totem_py.generate("rmat:8", undirected=undirected)
+    write_gap(g, tmp_path / "g.sg")
+    directed, views = read_gap_serialized(tmp_path / "g.sg", False)
+    assert directed == (not undirected) and len(views) == 1 + (not undirected)
+    assert np.array_equal(views[0][0], g.indptr) and np.array_equal(views[0][1][:, 0], g.indices)
+    if not undirected:
+        rev = g.reverse()
+        assert np.array_equal(views[1][0], rev.indptr)
+        assert np.array_equal(views[1][1][:, 0], rev.indices)
+    from tests.support.toys import with_random_weights
+    w = with_random_weights(g, 3)
+    write_gap(w, tmp_path / "g.wsg")
+    _, views = read_gap_serialized(tmp_path / "g.wsg", True)
+    assert np.array_equal(views[0][1][:, 1], w.weights.astype(np.int64))
+
+
+def test_gap_baseline_runs(tmp_path):
+    """Runs of stand-ins for GAP's kernels: the trials of one process, its source, PageRank's
+    exact rounds, the serialized graphs and the thread count."""
     bins = tmp_path / "bin"
     bins.mkdir()
     for name in ("bfs", "sssp", "pr", "cc", "bc"):
@@ -570,9 +603,9 @@ def test_gap_baseline_edge_lists_and_runs(tmp_path):
     report = json.loads(out.read_text())
     assert report["times_ms"] == {a: {"cpu": 2.0} for a in ("bfs", "pagerank", "cc", "bc", "sssp")}
     commands = {r["algorithm"]: r["command"] for r in report["runs"]}
-    assert commands["bfs"][1:] == ["-n", "3", "-s", "-r", "5", "-f", commands["bfs"][-1]]
+    assert commands["bfs"][1:] == ["-n", "3", "-r", "5", "-f", commands["bfs"][-1]]
     assert commands["pagerank"][-6:-2] == ["-i", "5", "-t", "0"]
-    assert commands["sssp"][-1].endswith(".wel") and commands["cc"][-1].endswith(".el")
+    assert commands["sssp"][-1].endswith(".wsg") and commands["cc"][-1].endswith(".sg")
     assert len(report["runs"][0]["runs"]) == 3 and "bc " in proc.stdout
 
 
