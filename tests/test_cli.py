@@ -15,7 +15,7 @@ from tests.support.cli import assert_usage_error, run_cli, run_here
 @pytest.mark.slow
 def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
     out = tmp_path / "m.json"
-    proc = run_cli("--json", out, "--verify")
+    proc = run_here("--json", out, "--verify")
     assert proc.returncode == 0, proc.stderr
     m = json.loads(out.read_text())
     assert m["algorithm"] == "bfs" and m["partition"] == "HIGH" and m["verified"] is True
@@ -29,7 +29,7 @@ def test_default_run_is_bfs_high_with_a_gpu_partition(tmp_path):
 def test_output_and_json(tmp_path, algorithm):
     out, js = tmp_path / "r.npy", tmp_path / "m.json"
     source = ("--source", 0) if algorithm in ("bfs", "sssp", "bc") else ()
-    proc = run_cli("--graph", DATA / "tiny.txt", "--algorithm", algorithm, *source,
+    proc = run_here("--graph", DATA / "tiny.txt", "--algorithm", algorithm, *source,
                    "--partition", "RAND", "--cpu-share", 0.3, "--gpus", 2, "--device",
                    "emulated", "--output", out, "--json", js, "--verify", "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -72,7 +72,7 @@ def test_bad_usage_exits_2_with_one_line(args, words):
 @pytest.mark.slow
 def test_auto_share_fits_the_gpu_budget(tmp_path):
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", "rmat:12", "--cpu-share", "auto", "--gpu-memory", "256K",
+    proc = run_here("--graph", "rmat:12", "--cpu-share", "auto", "--gpu-memory", "256K",
                    "--device", "emulated", "--json", js, "--quiet", "--verify")
     assert proc.returncode == 0, proc.stderr
     m = json.loads(js.read_text())
@@ -119,7 +119,7 @@ def test_gpu_budget_counts_what_the_process_can_take_back(monkeypatch):
 @pytest.mark.slow
 def test_zerocopy_keeps_edges_on_the_host(tmp_path):
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
+    proc = run_here("--graph", "rmat:12", "--cpu-share", "0.2", "--gpu-memory", "1K",
                    "--transfer", "zerocopy", "--device", "emulated", "--json", js, "--quiet")
     assert proc.returncode == 0, proc.stderr
     gpu = [p for p in json.loads(js.read_text())["partitions"] if p["kind"] == "gpu"]
@@ -139,7 +139,8 @@ def test_device_gpu_without_a_gpu_is_a_usage_error():
     from totem_py.backend import cuda_device_count
     if cuda_device_count():
         pytest.skip("this machine has a GPU")
-    assert_usage_error(run_cli("--graph", "tests/data/tiny.txt", "--device", "gpu"), "--device gpu")
+    assert_usage_error(run_here("--graph", "tests/data/tiny.txt", "--device", "gpu"),
+                       "--device gpu")
 
 
 def test_failed_verification_exits_3(monkeypatch):
@@ -163,7 +164,7 @@ def test_api_run_survives_importing_the_cli_module():
 @pytest.mark.slow
 def test_nothing_half_written_on_bad_input(tmp_path):
     out = tmp_path / "r.npy"
-    proc = run_cli("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
+    proc = run_here("--graph", "tests/data/tiny.txt", "--source", "999", "--output", out)
     assert proc.returncode == 2 and not out.exists()
     assert list(tmp_path.iterdir()) == []
 
@@ -171,13 +172,13 @@ def test_nothing_half_written_on_bad_input(tmp_path):
 @pytest.mark.slow
 def test_forced_transfer_engine_streams(tmp_path):
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", "rmat:12", "--transfer", "filter", "--gpu-memory", "64K",
+    proc = run_here("--graph", "rmat:12", "--transfer", "filter", "--gpu-memory", "64K",
                    "--chunk-bytes", "2K", "--cpu-share", "0", "--device", "emulated",
                    "--json", js, "--quiet", "--verify")
     assert proc.returncode == 0, proc.stderr
     t = json.loads(js.read_text())["transfer"]
     assert t["filter_bytes"] > 0 and t["compaction_bytes"] == t["zerocopy_bytes"] == 0
-    proc = run_cli("--graph", "tests/data/tiny.txt", "--transfer", "sideways", "--quiet")
+    proc = run_here("--graph", "tests/data/tiny.txt", "--transfer", "sideways", "--quiet")
     assert_usage_error(proc, "--transfer")
 
 
@@ -192,7 +193,7 @@ def test_the_default_chunks_shrink_to_fit_a_small_budget(tmp_path, graph, algori
     """Without --chunk-bytes the chunks follow the budget: 32 MB chunks' staging buffers would
     not fit these budgets, smaller ones do; the edges stream and the result verifies."""
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", graph, "--algorithm", algorithm, "--gpu-memory", budget,
+    proc = run_here("--graph", graph, "--algorithm", algorithm, "--gpu-memory", budget,
                    "--cpu-share", "0", "--transfer", "filter", "--device", "emulated",
                    "--json", js, "--quiet", "--verify")
     assert proc.returncode == 0, proc.stderr
@@ -206,7 +207,7 @@ def test_gpu_cache_option(tmp_path):
     reached row twice, forward and backward: the cache serves some of them); bad sizes are
     usage errors."""
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", "rmat:12", "--algorithm", "bc", "--gpu-memory", "160K",
+    proc = run_here("--graph", "rmat:12", "--algorithm", "bc", "--gpu-memory", "160K",
                    "--gpu-cache", "16K", "--chunk-bytes", "2K", "--cpu-share", "0",
                    "--device", "emulated", "--json", js, "--quiet", "--verify")
     assert proc.returncode == 0, proc.stderr
@@ -216,16 +217,16 @@ def test_gpu_cache_option(tmp_path):
     assert t["cache"] > 0 and t["cache_bytes"] > 0
     assert all("cache" in s for s in m["per_superstep"] if "chunks" in s)
     for bad, words in (("lots", "cannot read 'lots'"), ("-1024", "at least 0")):
-        proc = run_cli("--graph", "tests/data/tiny.txt", "--gpu-cache", bad, "--quiet")
+        proc = run_here("--graph", "tests/data/tiny.txt", "--gpu-cache", bad, "--quiet")
         assert_usage_error(proc, "--gpu-cache", words)
 
 
 @pytest.mark.slow
 def test_version_and_defaults_in_help():
     from totem_py import __version__
-    proc = run_cli("--version")
+    proc = run_here("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"totem_py {__version__}", proc.stderr
-    text = " ".join(run_cli("--help").stdout.split())
+    text = " ".join(run_here("--help").stdout.split())
     for shown in ("LOW or RAND (default HIGH)", "partitions (default 1)",
                   "small graphs only) (default auto)", "split into (default 32M, or smaller"):
         assert shown in text

@@ -25,7 +25,7 @@ needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data bes
 
 def run_json(tmp_path, *args, output="r.npy"):
     out, js = tmp_path / output, tmp_path / "m.json"
-    proc = run_cli(*args, "--output", out, "--json", js, "--quiet", "--device", "emulated")
+    proc = run_here(*args, "--output", out, "--json", js, "--quiet", "--device", "emulated")
     assert proc.returncode == 0, proc.stderr
     values = np.load(out) if output.endswith(".npy") else out.read_text()
     return values, json.loads(js.read_text())
@@ -34,7 +34,7 @@ def run_json(tmp_path, *args, output="r.npy"):
 @pytest.mark.slow
 @needs_data
 def test_relabel_refuses_a_source_in_no_edge():
-    proc = run_cli("--graph", DATA / "wiki-Vote.txt.gz", "--relabel", "--source", 0)
+    proc = run_here("--graph", DATA / "wiki-Vote.txt.gz", "--relabel", "--source", 0)
     assert_usage_error(proc, "--source", "vertex 0")
 
 
@@ -127,8 +127,9 @@ def test_default_source_is_in_the_largest_component():
 
 @pytest.mark.slow
 def test_help_describes_every_option():
-    for module in ("totem_py.run", "experiments.offload_sweep"):
-        proc = run_cli("--help", module=module)
+    helps = {"totem_py.run": run_here("--help"),
+             "experiments.offload_sweep": run_cli("--help", module="experiments.offload_sweep")}
+    for module, proc in helps.items():
         assert proc.returncode == 0, proc.stderr
         text = proc.stdout.split("options:")[1]
         # every option line names its metavar and a description (on that line or the next)
@@ -136,7 +137,7 @@ def test_help_describes_every_option():
         for block in blocks:
             words = block.split()
             assert len(words) > 2 or "help" in block, f"{module}: no help for -{block!r}"
-    description = run_cli("--help", module="experiments.offload_sweep").stdout
+    description = helps["experiments.offload_sweep"].stdout
     assert "one JSON line per run." in " ".join(description.split())
 
 
@@ -177,7 +178,7 @@ def test_a_rank_output_of_one_process_lists_every_vertex_by_its_original_id(tmp_
     the one in no edge too."""
     path = tmp_path / "g.csv"
     path.write_text("0,1\n1,2\n2,3\n3,5\n")        # vertex 4 is in no edge
-    proc = run_cli("--graph", path, "--algorithm", "bfs", "--relabel", "--source", 0,
+    proc = run_here("--graph", path, "--algorithm", "bfs", "--relabel", "--source", 0,
                    "--verify", "--quiet", "--device", "emulated",
                    "--output", tmp_path / "r{rank}.npy")
     assert proc.returncode == 0, proc.stderr

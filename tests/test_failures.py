@@ -8,7 +8,6 @@ line every error gets. Expected values are written by hand or come from scipy / 
 references.
 """
 
-import contextlib
 import gzip
 import io
 import json
@@ -19,7 +18,6 @@ import struct
 import subprocess
 import sys
 import threading
-import types
 import zipfile
 from pathlib import Path
 
@@ -31,6 +29,8 @@ from totem_py.errors import InputError, VerificationError, available_memory
 from totem_py.generators import generate
 from totem_py.graph import Graph
 from totem_py.io import NPZ_FORMAT, NPZ_VERSION, load, save_npz
+
+from tests.support.cli import run_here
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -58,11 +58,7 @@ def run_quiet(*args, **kw):
 def inproc(*args):
     """`python -m totem_py.run --device emulated --quiet ARGS` in this process (no start-up
     cost): its exit code and what it printed."""
-    from totem_py.run import _cli
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = _cli(["--device", "emulated", "--quiet", *map(str, args)])
-    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+    return run_here("--device", "emulated", "--quiet", *args)
 
 
 def one_error(proc, code, *words):
@@ -417,7 +413,7 @@ def test_undirected_npz_must_be_symmetric(tmp_path):
 
 @pytest.mark.slow
 def test_gpu_count_is_bounded_by_the_vertex_count():
-    one_error(run_quiet("--graph", "rmat:8", "--gpus", 100000000, timeout=60), 2,
+    one_error(inproc("--graph", "rmat:8", "--gpus", 100000000), 2,
               "--gpus 100000000 is more than the graph's 256 vertices")
     import totem_py
     g = generate("rmat:4")

@@ -28,8 +28,6 @@ import gzip
 import io
 import os
 import re
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
@@ -40,6 +38,8 @@ import totem_py
 from totem_py import errors, io as tio
 from totem_py.errors import InputError
 from totem_py.io import load, save_npz
+
+from tests.support.cli import run_cli, run_here
 from tests.support.fuzz import SEED, case_numbers, case_rng, on_demand_seconds, time_limit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -364,17 +364,22 @@ def test_more_mutations(folder, sources, capped_memory):
 
 
 def through_the_command(folder, sources, tmp_path, numbers):
-    """exit 0 with a verified result, or exit 2 and one line; never 1, a traceback or a hang."""
-    codes = []
+    """exit 0 with a verified result, or exit 2 and one line; never 1, a traceback or a hang.
+    The first case of each command runs in a process of its own, the others in this one."""
+    codes, started = [], set()
     for k in numbers:
         path, name, mutated_name, data, what = make_case(folder, sources, k)
         if k % 2:
-            cmd = ["-m", "totem_py.run", "--graph", path, "--verify", "--quiet", "--device",
-                   "emulated", "--output", tmp_path / "r.npy"]
+            module, args = "totem_py.run", ["--graph", path, "--verify", "--quiet", "--device",
+                                            "emulated", "--output", tmp_path / "r.npy"]
         else:
-            cmd = ["-m", "totem_py.convert", path, tmp_path / "g.npz"]
-        proc = subprocess.run([sys.executable, *map(str, cmd)], cwd=ROOT, capture_output=True,
-                              text=True, timeout=120)
+            module, args = "totem_py.convert", [path, tmp_path / "g.npz"]
+        if module in started:
+            with time_limit(120):
+                proc = run_here(*args, module=module)
+        else:
+            started.add(module)
+            proc = run_cli(*args, module=module)
         codes.append(proc.returncode)
         where = f"TOTEM_FUZZ_SEED={SEED} case {k} ({what} of {name}, {path})"
         assert proc.returncode in (0, 2), f"{where}: {proc.returncode} {proc.stderr[-2000:]}"

@@ -6,9 +6,6 @@ partition reads many pages; the JSON counts the bytes read per superstep; the me
 leaves the edges out; bad uses are exit 2."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +18,9 @@ from totem_py.backend import cuda_device_count
 from totem_py.errors import stage_bytes
 from totem_py.harness import memory_stages
 
+from tests.support.cli import run_here
 from tests.support.toys import toy_graphs, with_random_weights
 
-ROOT = Path(__file__).resolve().parents[1]
 CAP = 2048          # bytes of edges held: pages of a few dozen edges
 ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
 CONFIGS = [("cpu", "HIGH", 1.0, 1), ("emulated", "HIGH", 0.5, 1), ("emulated", "RAND", 0.3, 2),
@@ -121,8 +118,7 @@ def test_edges_over_the_available_memory_stay_in_the_file(tmp_path, monkeypatch)
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "totem_py.run", "--quiet", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    return run_here("--quiet", *args)
 
 
 def test_the_command_reads_pages_and_records_the_bytes(tmp_path):

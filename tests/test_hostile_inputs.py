@@ -24,6 +24,8 @@ from totem_py.errors import InputError
 from totem_py.graph import Graph
 from totem_py.io import load
 
+from tests.support.cli import run_here
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -274,7 +276,7 @@ def test_cpu_share_model_on_a_graph_without_edges(tmp_path):
     path = write(tmp_path, "e.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 0\n")
     r = totem_py.run(load(path), "bfs", cpu_share="model", device="emulated", verify=True)
     assert r.metrics["cpu_share"] == 1.0 and "no edges" in r.metrics["cpu_share_model"]["note"]
-    proc = cli("--graph", path, "--cpu-share", "model", "--device", "emulated")
+    proc = run_here("--graph", path, "--cpu-share", "model", "--device", "emulated")
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
     assert "cpu share 1.0" in proc.stdout
 
@@ -423,7 +425,7 @@ def test_an_existing_file_named_like_a_generator_is_read(tmp_path):
 
 
 def test_an_output_name_ending_in_a_slash_is_refused(tmp_path):
-    proc = cli("--graph", "tests/data/tiny.txt", "--quiet", "--output", f"{tmp_path}/res/")
+    proc = run_here("--graph", "tests/data/tiny.txt", "--quiet", "--output", f"{tmp_path}/res/")
     one_line_exit_2(proc, "res/", "ends in a slash")
     assert list(tmp_path.iterdir()) == []
 
@@ -432,8 +434,8 @@ def test_an_output_name_ending_in_a_slash_is_refused(tmp_path):
                                                ("r.tsv", "\t", "# vertex\tvalue"),
                                                ("r.csv", ",", "vertex,value")])
 def test_text_outputs_are_text(tmp_path, name, sep, header):
-    proc = cli("--graph", "tests/data/tiny.txt", "--source", 0, "--quiet", "--output",
-               tmp_path / name)
+    proc = run_here("--graph", "tests/data/tiny.txt", "--source", 0, "--quiet", "--output",
+                    tmp_path / name)
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / name).read_text().splitlines()
     assert lines[0] == header and lines[1] == f"0{sep}0" and len(lines) == 7
@@ -444,9 +446,9 @@ def test_a_traversal_of_a_one_direction_listing_hints_at_undirected(tmp_path):
     traversal says that --undirected adds the reverse edges; not with --undirected, --quiet or
     an edge the other way."""
     graph = write(tmp_path, "once.txt", "0 1\n0 2\n1 3\n2 3\n")
-    proc = cli("--graph", graph, "--source", 3)
+    proc = run_here("--graph", graph, "--source", 3)
     assert proc.returncode == 0 and "--undirected adds the reverse edges" in proc.stderr
     for extra in (["--undirected"], ["--quiet"]):
-        assert "--undirected" not in cli("--graph", graph, "--source", 3, *extra).stderr
+        assert "--undirected" not in run_here("--graph", graph, "--source", 3, *extra).stderr
     both = write(tmp_path, "both.txt", "0 1\n0 2\n1 3\n3 2\n")
-    assert "--undirected" not in cli("--graph", both, "--source", 3).stderr
+    assert "--undirected" not in run_here("--graph", both, "--source", 3).stderr

@@ -18,7 +18,7 @@ from totem_py.errors import InputError
 from totem_py.graph import Graph
 from totem_py.harness import run
 
-from tests.support.cli import assert_usage_error, run_cli, run_here
+from tests.support.cli import assert_usage_error, run_here
 from tests.support.matrix import TOYS, check_matrix
 from tests.support.stream import TRANSFERS, one_of_each, streaming
 from tests.support.toys import with_random_weights
@@ -226,10 +226,10 @@ def test_rank_plans_carry_the_order():
 @pytest.mark.parametrize("hub_sort", HUB_SORTS)
 def test_cli_hub_sort_streamed(tmp_path, hub_sort):
     js = tmp_path / "m.json"
-    proc = run_cli("--graph", "rmat:11", "--undirected", "--algorithm", "pagerank",
-                   "--hub-sort", hub_sort, "--cpu-share", "0", "--device", "emulated",
-                   "--gpu-memory", "160K", "--chunk-bytes", "4K", "--json", js,
-                   "--verify")
+    proc = run_here("--graph", "rmat:11", "--undirected", "--algorithm", "pagerank",
+                    "--hub-sort", hub_sort, "--cpu-share", "0", "--device", "emulated",
+                    "--gpu-memory", "160K", "--chunk-bytes", "4K", "--json", js,
+                    "--verify")
     assert proc.returncode == 0, proc.stderr
     assert f"(hub sort {hub_sort})" in proc.stdout
     m = json.loads(js.read_text())

@@ -6,8 +6,6 @@ in shared/data/PROVENANCE.md, never from the code under test.
 
 import gzip
 import io as _io
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,7 @@ from totem_py.generators import generate
 from totem_py.io import load, save_npz
 
 from tests.support import SHARED_DATA
+from tests.support.cli import run_cli, run_here
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -350,15 +349,10 @@ def test_npz_not_an_archive(tmp_path):
 
 # ---------------------------------------------------------------- convert CLI
 
-def _convert(*args):
-    return subprocess.run([sys.executable, "-m", "totem_py.convert", *map(str, args)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
-
-
 @pytest.mark.slow
 def test_convert_round_trip(tmp_path):
     out = tmp_path / "tiny.npz"
-    res = _convert(DATA / "tiny.gr", out, "--undirected")
+    res = run_here(DATA / "tiny.gr", out, "--undirected", module="totem_py.convert")
     assert res.returncode == 0, res.stderr
     g = load(out)
     assert not g.directed and edges_of(g) == sorted(TINY * 2)
@@ -368,13 +362,13 @@ def test_convert_round_trip(tmp_path):
 def test_convert_bad_input(tmp_path):
     bad = write(tmp_path, "bad.txt", "0 1\n2 x\n")
     out = tmp_path / "out.npz"
-    res = _convert(bad, out)
+    res = run_cli(bad, out, module="totem_py.convert")      # a process: no traceback at all
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}:2:"), res.stderr
     assert "Traceback" not in res.stderr and not out.exists()
     for args in [(), (DATA / "tiny.txt", tmp_path / "out.txt"), (tmp_path / "nope.txt", out)]:
-        res = _convert(*args)
+        res = run_here(*args, module="totem_py.convert")
         assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
         assert res.stderr.startswith("error: ")
     assert list(tmp_path.iterdir()) == [bad]

@@ -3,9 +3,6 @@ beta estimate against full plans, and --cpu-share model through the command line
 
 import json
 import math
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +10,8 @@ import totem_py
 from partitioners import estimate_stats, partition
 from totem_py import model
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.cli import run_here
+
 W = 1e9            # edges per run
 R_CPU, R_GPU, C = 1e9, 4e9, 2e9
 
@@ -111,10 +109,9 @@ def test_estimate_stats_matches_the_plans(spec, undirected, strategy, gpus):
 @pytest.mark.slow
 def test_cli_cpu_share_model_records_its_choice(tmp_path):
     out = tmp_path / "m.json"
-    proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:10",
-                           "--undirected", "--algorithm", "pagerank", "--cpu-share", "model",
-                           "--device", "emulated", "--gpu-memory", "48K", "--json", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = run_here("--graph", "rmat:10", "--undirected", "--algorithm", "pagerank",
+                    "--cpu-share", "model", "--device", "emulated", "--gpu-memory", "48K",
+                    "--json", out)
     assert proc.returncode == 0, proc.stderr
     m = json.loads(out.read_text())
     choice = m["cpu_share_model"]

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from tests.support import ROOT, SHARED_DATA as SHARED
+from tests.support.cli import run_here
 from tests.support.mpi import launch, mpi_env, mpirun, one_error_line
 
 WIKI = SHARED / "wiki-Vote.txt.gz"
@@ -85,9 +86,7 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
     common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "RAND",
               "--cpu-share", "0.4", "--gpus", "2", "--device", "emulated", "--trials", "2",
               "--hub-sort", "hytgraph"]
-    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
-                          tmp_path / "one.npy", "--quiet"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=300)
+    one = run_here(*common, "--output", tmp_path / "one.npy", "--quiet")
     assert one.returncode == 0, one.stderr
     proc = launch(2, "-m", "totem_py.run", *common, "--verify", "--output", tmp_path / "two.npy",
                   "--json", tmp_path / "two.json")
@@ -120,9 +119,7 @@ def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_pa
                           capture_output=True, text=True, timeout=120)
     assert conv.returncode == 0, conv.stderr
     common = ["--undirected", "--algorithm", "cc", "--device", "emulated", "--quiet"]
-    one = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", text, *common,
-                          "--output", tmp_path / "one.npy"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=300)
+    one = run_here("--graph", text, *common, "--output", tmp_path / "one.npy")
     assert one.returncode == 0, one.stderr
     proc = launch(2, "-m", "totem_py.run", "--graph", graph, *common,
                   "--output", tmp_path / "part{rank}.npy")
@@ -201,9 +198,7 @@ def test_normalized_bc_from_drawn_sources_on_ranks_equals_one_process(ranks, tmp
     smaller, and holds some of the sources only), as one process does; under --verify too."""
     common = ["--graph", "rmat:10", "--algorithm", "bc", "--sources", "5", "--normalized",
               "--partition", "RAND", "--device", "emulated", "--quiet"]
-    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
-                          tmp_path / "one.npy", "--json", tmp_path / "one.json"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    one = run_here(*common, "--output", tmp_path / "one.npy", "--json", tmp_path / "one.json")
     assert one.returncode == 0, one.stderr
     proc = launch(ranks, "-m", "totem_py.run", *common, "--verify", "--output",
                   tmp_path / "many.npy", "--json", tmp_path / "many.json")
@@ -304,9 +299,7 @@ def test_streamed_edges_on_two_ranks_match_one_process(transfer, tmp_path):
     common = ["--graph", "rmat:11", "--undirected", "--algorithm", "sssp", "--partition", "HIGH",
               "--cpu-share", "0.3", "--device", "emulated", "--gpu-memory", "96K",
               "--chunk-bytes", "2K", "--trials", "1", "--quiet"]
-    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
-                          tmp_path / "one.npy"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    one = run_here(*common, "--output", tmp_path / "one.npy")
     assert one.returncode == 0, one.stderr
     proc = launch(2, "-m", "totem_py.run", *common, "--transfer", transfer, "--verify",
                   "--output", tmp_path / "two.npy", "--json", tmp_path / "two.json")
@@ -464,9 +457,7 @@ def test_csv_output_under_mpirun_matches_one_process(tmp_path):
     vertices' lines with {rank}."""
     common = ["--graph", "rmat:9", "--undirected", "--algorithm", "cc", "--device", "emulated",
               "--quiet"]
-    one = subprocess.run([sys.executable, "-m", "totem_py.run", *common, "--output",
-                          tmp_path / "one.csv"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    one = run_here(*common, "--output", tmp_path / "one.csv")
     assert one.returncode == 0, one.stderr
     want = (tmp_path / "one.csv").read_text()
     proc = launch(2, "-m", "totem_py.run", *common, "--output", tmp_path / "all.csv")

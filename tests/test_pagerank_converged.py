@@ -24,7 +24,7 @@ from totem_py.algorithms import PageRank, pagerank
 from totem_py.errors import VerificationError
 
 from tests.support import SHARED_DATA as DATA
-from tests.support.cli import assert_usage_error, run_cli, run_here
+from tests.support.cli import assert_usage_error, run_here
 from tests.support.toys import toy_graphs
 
 REAL = ("wiki-Vote.txt.gz", "email-Enron.txt.gz", "web-NotreDame.txt.gz")
@@ -114,8 +114,8 @@ def test_command_line_weighs_by_the_files_weights(tmp_path):
     assert g.weights is not None
     for extra, weight in (((), "weight"), (("--unweighted",), None)):
         out = tmp_path / "pr.npy"
-        proc = run_cli("--graph", path, "--algorithm", "pagerank", "--tol", "1e-6", *extra,
-                       "--device", "emulated", "--verify", "--quiet", "--output", out)
+        proc = run_here("--graph", path, "--algorithm", "pagerank", "--tol", "1e-6", *extra,
+                        "--device", "emulated", "--verify", "--quiet", "--output", out)
         assert proc.returncode == 0, proc.stderr
         nx_ranks = nx.pagerank(g.to_networkx(multigraph=True), weight=weight)
         want = np.array([nx_ranks[v] for v in range(g.n_vertices)])
@@ -123,8 +123,8 @@ def test_command_line_weighs_by_the_files_weights(tmp_path):
     rounds = {}
     for extra in ((), ("--unweighted",)):
         out = tmp_path / "k.npy"
-        proc = run_cli("--graph", path, "--algorithm", "pagerank", *extra, "--device",
-                       "emulated", "--verify", "--quiet", "--output", out)
+        proc = run_here("--graph", path, "--algorithm", "pagerank", *extra, "--device",
+                        "emulated", "--verify", "--quiet", "--output", out)
         assert proc.returncode == 0, proc.stderr
         rounds[extra] = np.load(out)
     np.testing.assert_allclose(rounds[()], pagerank.rounds(g, 5, weighted=True), rtol=1e-6)
@@ -244,14 +244,14 @@ def test_python_api_defaults():
 def test_command_line_on_wiki_vote(tmp_path):
     g, want = real("wiki-Vote.txt.gz")
     out = tmp_path / "pr.npy"
-    proc = run_cli("--graph", DATA / "wiki-Vote.txt.gz", "--algorithm", "pagerank", "--tol",
-                   "1e-6", "--verify", "--device", "emulated", "--output", out)
+    proc = run_here("--graph", DATA / "wiki-Vote.txt.gz", "--algorithm", "pagerank", "--tol",
+                    "1e-6", "--verify", "--device", "emulated", "--output", out)
     assert proc.returncode == 0, proc.stderr
     assert "verified" in proc.stdout and "converged to tol 1e-06 after 5 rounds" in proc.stdout
     ranks = np.load(out)
     assert abs(ranks.sum() - 1.0) <= 1e-9 and np.abs(ranks - want[1e-6]).max() <= 1e-6
-    proc = run_cli("--graph", DATA / "wiki-Vote.txt.gz", "--algorithm", "pagerank", "--tol",
-                   "1e-12", "--iterations", "3", "--device", "emulated")
+    proc = run_here("--graph", DATA / "wiki-Vote.txt.gz", "--algorithm", "pagerank", "--tol",
+                    "1e-12", "--iterations", "3", "--device", "emulated")
     assert proc.returncode == 0 and "did not converge" in proc.stderr
 
 

@@ -19,6 +19,7 @@ from partitioners import partition
 from totem_py.algorithms import ALGORITHMS
 from totem_py.harness import default_source
 
+from tests.support.cli import run_here
 from tests.support.toys import rmat_small, toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,10 +103,8 @@ def test_sssp_on_road_usroads_auto_takes_a_quarter_of_the_supersteps():
 @pytest.mark.slow
 def test_pagerank_delta_auto_uses_several_paths_and_the_trace_shows_them(tmp_path):
     out = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:12",
-                           "--algorithm", "pagerank_delta", "--device", "emulated",
-                           "--cpu-share", "0.5", "--verify", "--quiet", "--json", str(out)],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = run_here("--graph", "rmat:12", "--algorithm", "pagerank_delta", "--device",
+                    "emulated", "--cpu-share", "0.5", "--verify", "--quiet", "--json", out)
     assert proc.returncode == 0, proc.stderr
     m = json.loads(out.read_text())
     trace = [r["path"] for r in m["per_superstep"]]
@@ -120,9 +119,8 @@ def test_a_forced_path_not_offered_is_one_line_exit_2():
     for algorithm, path, words in (("sssp", "sync-pull-td", "sssp offers async-push-dd"),
                                    ("pagerank", "sync-push-dd", "pagerank offers no path"),
                                    ("bfs", "fast", "auto or {sync,async}")):
-        proc = subprocess.run([sys.executable, "-m", "totem_py.run", "--graph", "rmat:8",
-                               "--algorithm", algorithm, "--path", path, "--quiet"],
-                              cwd=ROOT, capture_output=True, text=True)
+        proc = run_here("--graph", "rmat:8", "--algorithm", algorithm, "--path", path,
+                        "--quiet")
         err = proc.stderr.strip()
         assert proc.returncode == 2 and "\n" not in err and words in err, err
     with pytest.raises(Exception, match="offers"):

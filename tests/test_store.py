@@ -3,8 +3,6 @@ the same, whole or by rows; a file written by hand from the documented layout re
 writes it and `--graph` reads it; bad files are exit 2 with one line naming the file."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 from totem_py import generate, io, store
 from totem_py.graph import Graph
 
+from tests.support.cli import run_cli, run_here
 from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,15 +87,10 @@ def test_a_file_written_from_the_documented_layout_reads(tmp_path):
     assert store.Store(path).in_degrees(0, 3) is None                    # in_degrees optional
 
 
-def run(*args):
-    return subprocess.run([sys.executable, *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-
-
 @pytest.mark.slow
 def test_convert_writes_it_and_the_command_reads_it(tmp_path):
     path = tmp_path / "tiny.tcsr"
-    proc = run("-m", "totem_py.convert", "tests/data/tiny.wel", path)
+    proc = run_here("tests/data/tiny.wel", path, module="totem_py.convert")
     assert proc.returncode == 0, proc.stderr
     assert "tiny.tcsr" in proc.stdout and "weighted" in proc.stdout
     want = io.load(ROOT / "tests/data/tiny.wel")
@@ -105,12 +99,12 @@ def test_convert_writes_it_and_the_command_reads_it(tmp_path):
     outs = []
     for graph in ("tests/data/tiny.wel", path):
         out = tmp_path / f"{len(outs)}.npy"
-        proc = run("-m", "totem_py.run", "--graph", graph, "--algorithm", "sssp", "--source",
-                   "0", "--device", "emulated", "--output", out, "--quiet", "--verify")
+        proc = run_here("--graph", graph, "--algorithm", "sssp", "--source", "0", "--device",
+                        "emulated", "--output", out, "--quiet", "--verify")
         assert proc.returncode == 0, proc.stderr
         outs.append(np.load(out))
     assert np.array_equal(*outs)
-    proc = run("-m", "totem_py.convert", "tests/data/tiny.txt", tmp_path / "x.bin")
+    proc = run_here("tests/data/tiny.txt", tmp_path / "x.bin", module="totem_py.convert")
     assert proc.returncode == 2 and ".npz or .tcsr" in proc.stderr
 
 
@@ -174,7 +168,7 @@ def corrupt(tmp_path, how):
     ("inside", "arrays 'offsets' and 'ids' overlap"), ("nested", "nested too deep")])
 def test_bad_files_are_exit_2_with_one_line(tmp_path, how, words):
     path = corrupt(tmp_path, how)
-    proc = run("-m", "totem_py.run", "--graph", path, "--device", "cpu", "--quiet")
+    proc = run_here("--graph", path, "--device", "cpu", "--quiet")
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}: ") and words in lines[0], \
@@ -183,7 +177,7 @@ def test_bad_files_are_exit_2_with_one_line(tmp_path, how, words):
 
 @pytest.mark.slow
 def test_missing_file(tmp_path):
-    proc = run("-m", "totem_py.run", "--graph", tmp_path / "none.tcsr", "--quiet")
+    proc = run_cli("--graph", tmp_path / "none.tcsr", "--quiet")     # a process: no traceback
     assert proc.returncode == 2 and "no such file" in proc.stderr
 
 

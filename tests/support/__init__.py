@@ -6,7 +6,7 @@
     twins    kernel platforms and the operators' backends (their fixtures are in conftest.py)
     csr      random CSR rows over local and ghost targets, for the operators
     stream   options under which GPU partitions stream their edges, with and without the cache
-    cli      the run command in a subprocess, and its one-line usage errors
+    cli      the run command in a subprocess or in this process, and its one-line usage errors
     mpi      mpirun launches from the repository root, and their one-line errors
 
 ROOT is the checkout, TEST_DATA its tests/data, SHARED_DATA the real graphs (../shared/data beside
