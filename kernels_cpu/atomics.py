@@ -5,8 +5,16 @@ Numba exposes no compare-and-swap on arrays, so these intrinsics emit LLVM `atom
 LLVM lowers the float forms to a compare-exchange loop). Each returns the element's previous value,
 exactly like CUDA's atomicMin / atomicAdd, so a CPU kernel and its GPU twin read the same.
 
-`prefetch` is the other intrinsic Numba lacks: LLVM's cache hint, used by the edge loops to
+`prefetch` is another intrinsic Numba lacks: LLVM's cache hint, used by the edge loops to
 fetch the target of edge e + PREFETCH while edge e's is compared.
+
+`at` and `node_at` read an element at an index known to be in range. Numba's own indexing tests
+every signed index for a negative one to count from the end (three instructions an access); an
+edge loop that reads edge e's target and then the functor's arrays at that target pays it
+twice an edge, and in a loop bound by how many reads it overlaps, the extra instructions cost
+more than their own time: fewer edges fit the core's window of instructions in flight.
+`node_at` also tells LLVM that the id it reads is not negative, so the functor's reads at it
+drop the test too.
 """
 
 from llvmlite import ir
@@ -93,6 +101,43 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return types.void(array, index), codegen
+
+
+def _load(context, builder, signature, args):
+    ary = context.make_array(signature.args[0])(context, builder, args[0])
+    index = context.cast(builder, args[1], signature.args[1], types.intp)
+    ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [index],
+                                   wraparound=False)
+    return builder.load(ptr)
+
+
+@intrinsic
+def at(typingctx, array, index):
+    """array[index] for 0 <= index < array.size, without Numba's test for a negative index."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    return array.dtype(array, index), _load
+
+
+@intrinsic
+def node_at(typingctx, array, index):
+    """The vertex id array[index] (0 <= index < array.size) of an array of ids (integers,
+    never negative) as an int64 that LLVM knows is not negative: a 32-bit id zero-extended,
+    a 64-bit one loaded with a range that excludes negative values."""
+    if not isinstance(array, types.Array) or not isinstance(array.dtype, types.Integer) \
+            or not isinstance(index, types.Integer):
+        return None
+    bits = array.dtype.bitwidth
+
+    def codegen(context, builder, signature, args):
+        value = _load(context, builder, signature, args)
+        if bits < 64:
+            return builder.zext(value, ir.IntType(64))
+        value.set_metadata("range", builder.module.add_metadata(
+            [ir.IntType(64)(0), ir.IntType(64)(2**63 - 1)]))
+        return value
+
+    return types.int64(array, index), codegen
 
 
 def _lower_intrinsics():

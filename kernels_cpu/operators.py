@@ -47,7 +47,7 @@ from numba.core.registry import CPUDispatcher
 
 from . import intrinsics
 
-from .atomics import PREFETCH, atomic_add, prefetch
+from .atomics import PREFETCH, at, atomic_add, node_at, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, queue_item, row_blocks)
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
@@ -91,16 +91,16 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
             while lo < hi:
                 if PREFETCHING:
                     prefetch_rows(indptr, indices, queue, qlen, i, pf)
-                v = queue[i]
+                v = node_at(queue, i)
                 stop = min(hi, offsets[i + 1])
                 first = indptr[v] - offsets[i]
                 end = first + stop
                 for e in range(first + lo, end):
                     if PREFETCHING and e + PREFETCH < end:
-                        prefetch(pf, indices[e + PREFETCH])
-                    t = indices[e]
+                        prefetch(pf, node_at(indices, e + PREFETCH))
+                    t = node_at(indices, e)
                     if WEIGHTED:
-                        r = functor(v, t, weights[e], args)
+                        r = functor(v, t, at(weights, e), args)
                     else:
                         r = functor(v, t, 1.0, args)
                     if r:
@@ -148,11 +148,11 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, threads, 
                     e0, e1 = max(e0, lo), min(e1, stop)
                 for e in range(e0, e1):
                     if PREFETCHING and e + PREFETCH < (hi if SPAN == EdgeSpan.ALL else e1):
-                        prefetch(pf, indices[e + PREFETCH])     # a block's rows are contiguous
+                        prefetch(pf, node_at(indices, e + PREFETCH))  # a block's rows: contiguous
                     if WEIGHTED:
-                        x = functor(v, indices[e], weights[e], args)
+                        x = functor(v, node_at(indices, e), at(weights, e), args)
                     else:
-                        x = functor(v, indices[e], 1.0, args)
+                        x = functor(v, node_at(indices, e), 1.0, args)
                     s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
                 if lo == stop:              # a row without edges
                     apply_fn(v, TOTAL(IDENTITY), args)
@@ -196,14 +196,14 @@ def pull_reduce_queue(indptr, indices, weights, queue, qlen, limit, skip, thread
         while b < nblocks:
             for i in range(queue_item(offsets, qlen, nblocks, b),
                            queue_item(offsets, qlen, nblocks, b + 1)):
-                v = queue[i]
+                v = node_at(queue, i)
                 s = TOTAL(IDENTITY)
                 e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
                 for e in range(e0, e1):
                     if WEIGHTED:
-                        x = functor(v, indices[e], weights[e], args)
+                        x = functor(v, node_at(indices, e), at(weights, e), args)
                     else:
-                        x = functor(v, indices[e], 1.0, args)
+                        x = functor(v, node_at(indices, e), 1.0, args)
                     s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
                 apply_fn(v, s, args)
             b = atomic_add(claimed, 0, 1)
@@ -229,9 +229,9 @@ def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, thr
                 s = TOTAL(IDENTITY)
                 for e in range(e0, e1):
                     if WEIGHTED:
-                        r = functor(v, indices[e], weights[e], args)
+                        r = functor(v, node_at(indices, e), at(weights, e), args)
                     else:
-                        r = functor(v, indices[e], 1.0, args)
+                        r = functor(v, node_at(indices, e), 1.0, args)
                     if REDUCE:
                         s = TOTAL(reduce_into(REDUCTION, s, TOTAL(r)))
                     elif r:
@@ -256,16 +256,16 @@ def intersect_rows(indptr, indices, first, end, queue, threads, args):
     for lane in prange(lanes):
         for b in range(lane, nblocks, lanes):
             for k in range(blocks[b], blocks[b + 1]):
-                u = queue[k] if QUEUE else k
+                u = node_at(queue, k) if QUEUE else k
                 a0, a1 = indptr[u], indptr[u + 1]
                 s = TOTAL(IDENTITY)
                 for e in range(a0, a1):
-                    v = indices[e]
+                    v = node_at(indices, e)
                     if FILTER and not edge_fn(u, v, args):
                         continue
                     i, j = merge_step(indices, a0, a1, indptr[v], indptr[v + 1])
                     while i < a1:
-                        x = indices[i]
+                        x = node_at(indices, i)
                         s = TOTAL(reduce_into(REDUCTION, s, TOTAL(functor(u, v, x, args))))
                         i, j = merge_step(indices, i + 1, a1, j + 1, indptr[v + 1])
                 apply_fn(u, s, args)
@@ -282,10 +282,10 @@ def vertex_map(n, queue, out0, len0, out1, len1, pf, pf2, args):
         end = (b + 1) * n // nblocks
         for i in range(b * n // nblocks, end):
             if PREFETCHING and QUEUE and i + PREFETCH < end:   # a list's vertices: random reads
-                prefetch(pf, queue[i + PREFETCH])
+                prefetch(pf, node_at(queue, i + PREFETCH))
                 if PREFETCHING2:
-                    prefetch(pf2, queue[i + PREFETCH])
-            v = queue[i] if QUEUE else i
+                    prefetch(pf2, node_at(queue, i + PREFETCH))
+            v = node_at(queue, i) if QUEUE else i
             r = functor(v, args)
             if r:
                 selected += 1
@@ -304,16 +304,16 @@ def vertex_apply(n, queue, pf, pf2, args):
     faster so than as vertex_map's loops over blocks)."""
     for i in prange(n):
         if PREFETCHING and QUEUE and i + PREFETCH < n:
-            prefetch(pf, queue[i + PREFETCH])
+            prefetch(pf, node_at(queue, i + PREFETCH))
             if PREFETCHING2:
-                prefetch(pf2, queue[i + PREFETCH])
-        functor(queue[i] if QUEUE else i, args)
+                prefetch(pf2, node_at(queue, i + PREFETCH))
+        functor(node_at(queue, i) if QUEUE else i, args)
 
 
 
 def vertex_values(vertices, out, args):
     for i in prange(vertices.size):
-        out[i] = functor(vertices[i], args)
+        out[i] = functor(node_at(vertices, i), args)
 
 
 def scatter(values, lvids, out0, len0, out1, len1, args):
@@ -325,7 +325,7 @@ def scatter(values, lvids, out0, len0, out1, len1, args):
         n0 = 0
         n1 = 0
         for i in range(b * n // nblocks, (b + 1) * n // nblocks):
-            v = lvids[i]
+            v = node_at(lvids, i)
             r = functor(v, values[i], args)
             if r:
                 if OUTPUTS > 1 and r == 2:
