@@ -42,8 +42,9 @@ system's integer weights hold exactly). BFS, SSSP and BC start from one source, 
   halved as for an undirected graph. Each run is a process of its own; times: its "Total time"
   (BC: "Time total", both stages), its kernel time and rounds, and with `--extra -trace` (a copy
   back per round: not for timing) each round's path, e.g. `sync-pull-td x3 async-push-dd x20`.
-- gap (sbeamer/gapbs): its serialized graph (`.sg`, `.wsg` with weights), our edges as they are; PageRank runs exactly --iterations rounds (`-t 0`); threads through
-  OMP_NUM_THREADS. Times: each of its `-n` trials' "Trial Time".
+- gap (sbeamer/gapbs): its serialized graph (`.sg`, `.wsg` with weights), our edges as they
+  are; PageRank runs exactly --iterations rounds (`-t 0`); threads through OMP_NUM_THREADS.
+  Times: each of its `-n` trials' "Trial Time".
 
 Prints the median time per cell and writes the JSON (`times_ms`: algorithm -> {configuration:
 ms}, read by bench_gpu's --totem; `runs`: every run's fields and command).

@@ -152,8 +152,9 @@ def bc_state(n_local, n_ghosts, seed, depth):
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
 def test_pull_list_ranges(backend, n_local, n_ghosts, seed, hub):
     """BC's backward step: the rows of a list (one level's vertices) sum their successors'
-    shares (local, or the ghost slots' published ones); the list split among the ranges, each
-    range's rows a sub-queue of its own, as streamed edges split a queue."""
+    shares (local ones from the level below's share array, or the ghost slots' published ones)
+    and store their own shares; the list split among the ranges, each range's rows a sub-queue
+    of its own, as streamed edges split a queue."""
     indptr, indices = graph(n_local, n_ghosts, seed, hub)
     depth = 1
     level, sigma, delta0, ghosts, vertices = bc_state(n_local, n_ghosts, seed, depth)
@@ -161,40 +162,44 @@ def test_pull_list_ranges(backend, n_local, n_ghosts, seed, hub):
     bc0 = np.arange(n_local, dtype=np.float64)
     poison = n_local + n_ghosts
     part = backend.part(n_local)
-    args = [backend.put(a) for a in (level, sigma)]
+    below = np.where(level == depth + 1, (1 + delta0) / sigma, 0.0)
+    args = [backend.put(a) for a in (below, sigma)]
 
-    def run(view, delta, scores, check):
-        before = backend.get(delta), backend.get(scores)
+    def run(view, delta, scores, mine, check):
+        before = backend.get(delta), backend.get(scores), backend.get(mine)
         pull(part, view, bc.successor_share, *args, delta, backend.put(ghosts), scores,
-             n_local, source, depth, apply=bc.accumulate, rows=backend.put(vertices))
+             n_local, source, mine, apply=bc.accumulate, rows=backend.put(vertices))
         if check:
             first, end = view.ranges[0]
             rest = outside(n_local, first, end)
-            assert np.array_equal(backend.get(delta)[rest], before[0][rest]), (first, end)
-            assert np.array_equal(backend.get(scores)[rest], before[1][rest]), (first, end)
+            for got, was in zip((delta, scores, mine), before):
+                assert np.array_equal(backend.get(got)[rest], was[rest]), (first, end)
 
-    delta, scores = backend.put(delta0), backend.put(bc0)
-    run(backend.view(indptr, indices, n_local), delta, scores, False)
-    want_delta, want_bc = backend.get(delta), backend.get(scores)
-    share = np.concatenate([np.where(level == depth + 1, (1 + delta0) / sigma, 0.0), ghosts])
+    fresh = lambda: (backend.put(delta0), backend.put(bc0),  # noqa: E731
+                     backend.put(np.zeros(n_local)))
+    delta, scores, mine = fresh()
+    run(backend.view(indptr, indices, n_local), delta, scores, mine, False)
+    want_delta, want_bc, want_mine = backend.get(delta), backend.get(scores), backend.get(mine)
+    share = np.concatenate([below, ghosts])
     on_level = np.isin(np.arange(n_local), vertices)
     totals = np.array([share[indices[indptr[v]:indptr[v + 1]]].sum() for v in range(n_local)])
     assert np.allclose(want_delta, np.where(on_level, sigma * totals, delta0), rtol=1e-12)
+    assert np.allclose(want_mine, np.where(on_level, (1 + want_delta) / sigma, 0.0), rtol=1e-12)
     gains = np.where(on_level & (np.arange(n_local) != source), want_delta, 0.0)
     assert np.array_equal(want_bc, bc0 + gains)
     assert np.all(want_delta < POISON_VALUE / 2)
     for bounds in splits(n_local, seed):
-        delta, scores = backend.put(delta0), backend.put(bc0)
+        delta, scores, mine = fresh()
         for first, end in ranges(bounds):
             run(backend.view(indptr, indices, n_local, bounds=[first, end], poison=poison),
-                delta, scores, True)
-        assert np.array_equal(backend.get(delta), want_delta), bounds
-        assert np.array_equal(backend.get(scores), want_bc), bounds
-        delta, scores = backend.put(delta0), backend.put(bc0)
+                delta, scores, mine, True)
+        for got, want in ((delta, want_delta), (scores, want_bc), (mine, want_mine)):
+            assert np.array_equal(backend.get(got), want), bounds
+        delta, scores, mine = fresh()
         run(backend.view(indptr, indices, n_local, bounds=bounds, poison=poison), delta, scores,
-            False)
-        assert np.array_equal(backend.get(delta), want_delta), bounds
-        assert np.array_equal(backend.get(scores), want_bc), bounds
+            mine, False)
+        for got, want in ((delta, want_delta), (scores, want_bc), (mine, want_mine)):
+            assert np.array_equal(backend.get(got), want), bounds
 
 
 @pytest.mark.parametrize("n_local,n_ghosts,seed,hub", GRAPHS)
