@@ -16,8 +16,9 @@ Afforest and finishes in one superstep. Its one path is async-push-dd: the union
 partition's local work in the first superstep's one round, and a label that arrives later
 reaches the whole local set at once through its root; only the sets whose label dropped send.
 Races: links through compare-and-swap on a root's parent (atomic_cas); labels drop through
-atomic_min; the writer that lowers a set's label claims its flag with atomic_max. Every node
-(vertex or ghost slot) of a set writes the set's root only through atomics.
+atomic_min; the writer that lowers a set's label claims its flag with atomic_max and counts the
+set (the vote), so no pass over the nodes counts the flags or, in the first superstep, clears
+them. Every node (vertex or ghost slot) of a set writes the set's root only through atomics.
 Result: each vertex's label (int64), the smallest vertex id in its component; a vertex in no edge
 is its own. Serial reference: union-find over the edge list. Verifier: labels are constant along
 every edge, each label is the smallest id carrying it, and there are as many labels as weakly
@@ -26,8 +27,8 @@ connected components (a parallel union-find counts them, kernels_cpu/checks.py).
 
 import numpy as np
 
-from bsp import (EdgeSpan, Message, Mode, Vote, atomic_cas, atomic_max, atomic_min,
-                 device_function, pull, receive, vertex_map, vertex_values)
+from bsp import (EdgeSpan, Message, Mode, Vote, atomic_add, atomic_cas, atomic_max, atomic_min,
+                 device_function, pull, put, receive, vertex_map, vertex_values)
 from kernels_cpu import checks
 
 from ..errors import VerificationError
@@ -137,15 +138,14 @@ def publish(g, comp, label, changed, box, n_local, everything):
     return False
 
 
-def lower_label(v, m, comp, label, changed):
+def lower_label(v, m, comp, label, changed, dropped):
+    """m lowers the label of v's set; the set's first drop this superstep flags its root and
+    counts it in dropped[0]."""
     r = comp[v]
     if m < label[r] and m < atomic_min(label, r, m):
-        atomic_max(changed, r, 1)
+        if atomic_max(changed, r, 1) == 0:
+            atomic_add(dropped, 0, 1)
     return False
-
-
-def is_changed(x, changed):
-    return changed[x] != 0
 
 
 def reset(x, changed):
@@ -245,6 +245,7 @@ class CC(Algorithm):
         s.comp = part.arange(n)
         s.label = part.full(n, LABEL.identity, np.int64)
         s.changed = part.full(n, 0, np.int32)
+        s.dropped = part.full(1, 0, np.int64)      # the sets whose label dropped this superstep
         s.gvid = v.node_gvid     # global id of every node, ghosts included
         s.active = 0
 
@@ -255,15 +256,18 @@ class CC(Algorithm):
             vertex_map(part, smallest_id, s.comp, s.gvid, s.label, n=s.comp.size)
         vertex_map(part, publish, s.comp, s.label, s.changed, box.values, part.n_local, step == 0,
                    n=v.n_ghosts, out=(box.touched, box.count))
-        vertex_map(part, reset, s.changed, n=s.changed.size)
+        if step > 0:        # only a scatter flags a root
+            vertex_map(part, reset, s.changed, n=s.changed.size)
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        receive(part, inbox, lower_label, s.comp, s.label, s.changed)
+        receive(part, inbox, lower_label, s.comp, s.label, s.changed, s.dropped)
 
     def vote(self, part, step):
         s = part.state
-        return Vote(vertex_map(part, is_changed, s.changed, n=s.changed.size, count=True))
+        dropped = int(part.to_host(s.dropped, count=False)[0])
+        put(part, s.dropped, 0, 0)
+        return Vote(dropped)
 
     def collect(self, parts, n_vertices):
         for p in parts:
