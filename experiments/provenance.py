@@ -13,7 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def code_version():
-    """`git describe --always --dirty` of this checkout, or "unknown" outside a git checkout."""
+    """$TOTEM_CODE_VERSION where set (a copy of the tree whose git metadata is not the tree's,
+    e.g. `TOTEM_CODE_VERSION=$(git rev-parse --short HEAD)` taken where the tree was committed),
+    else `git describe --always --dirty` of this checkout, or "unknown" outside a git checkout."""
+    if os.environ.get("TOTEM_CODE_VERSION"):
+        return os.environ["TOTEM_CODE_VERSION"]
     try:
         out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
                              capture_output=True, text=True, timeout=30)

@@ -30,6 +30,16 @@ def assert_provenance(report, proc, command):
     assert f"# code version: {report['code_version']}" in proc.stdout
 
 
+def test_the_code_version_can_be_given(monkeypatch):
+    """A copy of the tree without its own git metadata names its version through the
+    environment; without it, git's description of the checkout."""
+    from experiments.provenance import code_version
+    monkeypatch.setenv("TOTEM_CODE_VERSION", "0123abc")
+    assert code_version() == "0123abc"
+    monkeypatch.delenv("TOTEM_CODE_VERSION")
+    assert code_version() not in ("", "0123abc")
+
+
 def test_bench_cpu_smoke(tmp_path):
     out = tmp_path / "bench.json"
     proc = _run("experiments.bench_cpu", "--scales", "8", "--trials", "1", "--threads", "1",
