@@ -758,10 +758,10 @@ class FileStream:
         return tuple(None if buf is None else self.part.shifted(buf[s * cap:(s + 1) * cap], lo, hi)
                      for buf in self.cache_pages[0])
 
-    def _admit(self, c, later, ids, w, n):
+    def _admit(self, c, pages, ids, w, n):
         """Keep page c (its n edges in `ids`, `w` on the device) in a free cache slot, else in
-        place of the least used cached page that `later` (pages still to come in this pass,
-        ascending) does not hold, if c has been used more often."""
+        place of the least used cached page that the pass (`pages`, ascending) has not still to
+        reach, if c has been used more often."""
         if not self.cache_pages:
             return
         free = np.flatnonzero(self.owner < 0)
@@ -769,7 +769,7 @@ class FileStream:
             s = int(free[0])
         else:
             held = self.uses[self.owner].copy()
-            held[np.isin(self.owner, later)] = np.iinfo(np.int64).max
+            held[np.isin(self.owner, pages[pages > c])] = np.iinfo(np.int64).max
             s = int(np.argmin(held))
             if held[s] >= self.uses[c]:
                 return
@@ -822,7 +822,7 @@ class FileStream:
                 part.host_wait(1 - slot)     # the copy out of the other host buffer is done
                 pending = self.pool.submit(self._fill, 1 - slot, int(self.ends[d]),
                                            int(self.ends[d + 1]))
-            self._admit(c, pages[pages > c], ids, w, hi - lo)
+            self._admit(c, pages, ids, w, hi - lo)
             yield (self.indptr, part.shifted(ids, lo, hi),
                    None if w is None else part.shifted(w, lo, hi))
             if self.staging is not None:

@@ -193,7 +193,6 @@ def write_gap(graph, path):
     counts (64-bit), the rows' ends (64-bit) and the column ids (32-bit), each paired with its
     weight in `.wsg`; a directed graph then gives its reverse the same way. The edges are ours
     as they are (GAP's own builder would also drop self loops and repeated edges)."""
-    weights = integer_weights(graph, "GAP")
     views = [graph] + ([graph.reverse()] if graph.directed else [])
     with open(path, "wb") as f:
         f.write(bytes([graph.directed]))
@@ -201,9 +200,10 @@ def write_gap(graph, path):
         for view in views:
             view.indptr.astype(np.int64).tofile(f)
             ids = view.indices.astype(np.int32)
+            weights = integer_weights(view, "GAP")
             if weights is not None:
                 pair = np.empty((view.n_edges, 2), np.int32)
-                pair[:, 0], pair[:, 1] = ids, integer_weights(view, "GAP")
+                pair[:, 0], pair[:, 1] = ids, weights
                 ids = pair
             ids.tofile(f)
 
