@@ -181,6 +181,9 @@ def spill_views(plan, name, LocalView):
     for pid, gvids in enumerate(plan.gvids):
         if gvids.size > 1 and np.any(np.diff(gvids) < 0):
             raise ValueError("edges read from a file need the local order 'off' (id order)")
+        if gvids.size == n and src.dtype == index_dtype(n):   # the file's own CSR, in place
+            views.append(_whole_graph(plan, indptr, src, LocalView))
+            continue
         blocks = [(i, j, int(indptr[gvids[i]]), int(indptr[gvids[j - 1] + 1]))
                   for i, j in _ranges(indptr, gvids, spill.block)]
         ids, w = _buffers(src, max([hi - lo for _, _, lo, hi in blocks], default=1))
@@ -215,6 +218,17 @@ def spill_views(plan, name, LocalView):
                                ghosts.astype(index_dtype(n)), ghost_ptr, int(boundary),
                                edge_file=edge_file))
     return views
+
+
+def _whole_graph(plan, indptr, src, LocalView):
+    """The view of a partition holding every vertex (in id order): the file's own CSR, read in
+    place."""
+    n, m = indptr.size - 1, int(indptr[-1])
+    weights = (_mapped(src, src.weights) if src.weights is not None
+               else np.broadcast_to(np.float64(1), (m,)) if src.unit_weights else None)
+    return LocalView(np.asarray(indptr, np.int64), _mapped(src, src.ids), weights, n,
+                     np.empty(0, index_dtype(n)), np.zeros(len(plan.gvids) + 1, np.int64), 0,
+                     edge_file=src)
 
 
 def _mapped(edge_file, spec):

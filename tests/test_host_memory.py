@@ -24,7 +24,8 @@ from tests.support.toys import toy_graphs, with_random_weights
 CAP = 2048          # bytes of edges held: pages of a few dozen edges
 ON_GPU = [pytest.mark.gpu, pytest.mark.skipif(cuda_device_count() == 0, reason="no CUDA device")]
 CONFIGS = [("cpu", "HIGH", 1.0, 1), ("emulated", "HIGH", 0.5, 1), ("emulated", "RAND", 0.3, 2),
-           ("emulated", "LOW", 0.0, 2), pytest.param("gpu", "HIGH", 0.3, 2, marks=ON_GPU)]
+           ("emulated", "LOW", 0.0, 2), ("emulated", "HIGH", 0.0, 1),
+           pytest.param("gpu", "HIGH", 0.3, 2, marks=ON_GPU)]
 
 
 def graphs():
@@ -56,8 +57,11 @@ def test_every_algorithm_gives_the_same_values_from_the_file(name, device, strat
             assert np.allclose(want, got.values, rtol=0.02), (name, device, strategy, share)
         else:
             assert same(want, got.values), (name, alg, device, strategy, share)
-        streams = [v.stream for p in got.engine.parts for v in p.placed_views()]
+        views = [v for p in got.engine.parts for v in p.placed_views()]
+        streams = [v.stream for v in views]
         assert streams and all(isinstance(s, FileStream) for s in streams)
+        if len(views) == 1 and not g.directed:      # one partition reads the file in place
+            assert views[0].host.edge_file.path == str(path), (name, alg)
         assert "read_bytes" in got.metrics["transfer"]
         if g.n_edges > 100:
             assert min(s.starts.size - 1 for s in streams) > 1      # several pages each
