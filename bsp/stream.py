@@ -46,6 +46,7 @@ hold. The cache starts empty at every run (`reset`).
 """
 
 import concurrent.futures
+import functools
 import os
 
 import numpy as np
@@ -598,6 +599,15 @@ class EdgeStream:
 
 # -- edges read from a file (GTS) ----------------------------------------------------------------
 
+PIECE = 16 << 20        # bytes of one positioned read of a page
+
+
+@functools.cache
+def _readers():
+    """The threads that read the pieces of a page at once."""
+    return concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1))
+
+
 class EdgeFile:
     """Edges (ids, and weights or None) stored as raw arrays in a file, read by range with
     positioned reads (`os.preadv`) into the caller's buffers; each range read is then dropped
@@ -625,16 +635,23 @@ class EdgeFile:
         dtype, offset, _ = spec
         view = memoryview(out[:hi - lo]).cast("B")
         start = offset + lo * np.dtype(dtype).itemsize
-        done = 0
-        while done < view.nbytes:
-            got = os.preadv(self._fd, [view[done:]], start + done)
-            if got <= 0:
-                raise InputError(f"{self.path}: the file ends before edge {hi} (it changed "
-                                 f"while the run read it)")
-            done += got
+        pieces = range(0, view.nbytes, PIECE)
+        if len(pieces) > 1:             # several reads in flight: the disk's queue stays full
+            list(_readers().map(lambda p: self._pread(view[p:p + PIECE], start + p), pieces))
+        else:
+            self._pread(view, start)
         if view.nbytes and hasattr(os, "posix_fadvise"):
             os.posix_fadvise(self._fd, start, view.nbytes, os.POSIX_FADV_DONTNEED)
         self.read_bytes += view.nbytes
+
+    def _pread(self, view, at):
+        done = 0
+        while done < view.nbytes:
+            got = os.preadv(self._fd, [view[done:]], at + done)
+            if got <= 0:
+                raise InputError(f"{self.path}: the file ends before the edges it indexes (it "
+                                 f"changed while the run read it)")
+            done += got
 
     def read(self, lo, hi, ids, weights=None):
         """ids[:hi - lo] = the ids of edges lo..hi-1, and weights[:hi - lo] their weights when

@@ -13,14 +13,21 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
-def child(argv):
-    """(seconds, peak RSS bytes, exit code) of `python -m totem_py.run argv` in a child."""
+def child(argv, timeout=None):
+    """(seconds, peak RSS bytes, exit code) of `python -m totem_py.run argv` in a child, killed
+    after `timeout` seconds."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "totem_py.run", "--quiet", *argv])
+    timer = threading.Timer(timeout, proc.kill) if timeout else None
+    if timer:
+        timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    if timer:
+        timer.cancel()
     proc.returncode = os.waitstatus_to_exitcode(status)
     return time.perf_counter() - t0, usage.ru_maxrss * 1024, proc.returncode
 
