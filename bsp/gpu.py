@@ -63,6 +63,10 @@ class GpuPartition(Partition):
     def context(self):
         return self._context
 
+    def free_device_bytes(self):
+        with self.context():
+            return cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
+
     def to_device(self, host, count=True):
         host = np.ascontiguousarray(host)
         if count:

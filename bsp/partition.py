@@ -319,6 +319,10 @@ class Partition:
                 f"{self.kernel_package}.{name}")
         return module
 
+    def free_device_bytes(self):
+        """Device memory this partition could still take (None: no device of its own)."""
+        return None
+
     def to_device(self, host, count=True):
         return host
 

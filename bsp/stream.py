@@ -744,12 +744,9 @@ class FileStream:
             self.device_bytes = 2 * cap * bpe
         pages = self.starts.size - 1
         slots = min(max(int(cache or 0) - self.device_bytes, 0) // (cap * bpe), pages)
-        if part.kind != "gpu" or slots < 1:
-            slots = 0
-        self.cache_pages = [(xp.empty(slots * cap, source.dtype),
-                             xp.empty(slots * cap, wt) if wt else None)] if slots else []
-        self.device_bytes += slots * cap * bpe
-        self.owner = np.full(slots, -1, np.int64)      # the page in each cache slot
+        self.slots = slots if part.kind == "gpu" else 0    # allocated by the first page kept
+        self.cache_pages = []
+        self.owner = np.full(self.slots, -1, np.int64)  # the page in each cache slot
         self.slot = np.full(pages, -1, np.int64)       # each page's cache slot
         self.uses = np.zeros(pages, np.int64)          # each page's uses this run
         self.pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -775,11 +772,32 @@ class FileStream:
         return tuple(None if buf is None else self.part.shifted(buf[s * cap:(s + 1) * cap], lo, hi)
                      for buf in self.cache_pages[0])
 
+    def _allocate(self):
+        """The page cache's slots, allocated once the algorithm's state is (the first run's first
+        page read): at most 80% of the device memory then free, so that the state and the
+        buffers a superstep allocates still fit."""
+        if self.slots < 1:
+            return False
+        free = self.part.free_device_bytes()
+        page = self.capacity * (self.width + self.wwidth)
+        if free is not None:
+            self.slots = min(self.slots, int(0.8 * free) // page)
+        self.owner = self.owner[:self.slots]
+        if self.slots < 1:
+            self.slots = 0
+            return False
+        xp, k = self.part.xp, self.slots * self.capacity
+        with self.part.context():
+            self.cache_pages = [(xp.empty(k, self.source.dtype),
+                                 xp.empty(k, np.float64) if self.wwidth else None)]
+        self.device_bytes += self.slots * page
+        return True
+
     def _admit(self, c, pages, ids, w, n):
         """Keep page c (its n edges in `ids`, `w` on the device) in a free cache slot, else in
         place of the least used cached page that the pass (`pages`, ascending) has not still to
         reach, if c has been used more often."""
-        if not self.cache_pages:
+        if not self.cache_pages and not self._allocate():
             return
         free = np.flatnonzero(self.owner < 0)
         if free.size:
