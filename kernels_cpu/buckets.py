@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from .jit import graph_kernel
-from .sorting import sort_range
+from .sorting import interval, sort_range
 
 BUCKET_PIECES = 64      # runs of entries bucket_entries counts and places at once
 BUCKET_ENTRIES = 1 << 16    # about this many entries per bucket (their scratch stays in cache)
@@ -180,19 +180,6 @@ def gather_buckets(bucket_ptr, kept, keys, indptr, shift, out):
             out[d + i] = keys[a + i]
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _home(u, bounds):
-    """h with bounds[h] <= u < bounds[h + 1] (bounds ascending)."""
-    a, b = 0, bounds.size - 1
-    while b - a > 1:
-        m = (a + b) // 2
-        if bounds[m] <= u:
-            a = m
-        else:
-            b = m
-    return a
-
-
 @graph_kernel("src")
 def count_home_buckets(src, dst, mirror, bounds, base, shift, hist):
     """hist[base[h] + ((u - bounds[h]) >> shift)] += 1 for the row u of every entry (src[e],
@@ -206,10 +193,10 @@ def count_home_buckets(src, dst, mirror, bounds, base, shift, hist):
         mine = np.zeros(nb, np.int64)
         for e in range(c * step, min(src.size, (c + 1) * step)):
             u, v = src[e], dst[e]
-            h = _home(u, bounds)
+            h = interval(u, bounds)
             mine[base[h] + ((u - bounds[h]) >> shift)] += 1
             if mirror and u != v:
-                h = _home(v, bounds)
+                h = interval(v, bounds)
                 mine[base[h] + ((v - bounds[h]) >> shift)] += 1
         at[c] = mine
     for b in prange(nb):

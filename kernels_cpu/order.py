@@ -22,6 +22,18 @@ def _pieces(n, buckets):
     return max(1, min(ORDER_PIECES, n // max(4 * buckets, 1)))
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _starts(at):
+    """Counts per (piece, digit) to where each piece's items of each digit start: all of digit
+    0 first, piece by piece, then digit 1, ..."""
+    total = 0
+    for d in range(at.shape[1]):
+        for c in range(at.shape[0]):
+            k = at[c, d]
+            at[c, d] = total
+            total += k
+
+
 @graph_kernel("degree")
 def degree_order(degree, descending):
     """The positions of `degree` (non-negative integers) ordered by degree, highest first if
@@ -50,12 +62,7 @@ def degree_order(degree, descending):
         for i in range(c * step, min(n, (c + 1) * step)):
             mine[rank[degree[i]]] += 1
         at[c] = mine
-    total = 0
-    for r in range(distinct):
-        for c in range(pieces):
-            k = at[c, r]
-            at[c, r] = total
-            total += k
+    _starts(at)
     for c in prange(pieces):
         mine = at[c].copy()
         for i in range(c * step, min(n, (c + 1) * step)):
@@ -91,12 +98,7 @@ def key_order(keys, bits):
             for i in range(c * step, min(n, (c + 1) * step)):
                 mine[(keys[order[i]] >> shift) & mask] += 1
             at[c] = mine
-        total = 0
-        for d in range(width):
-            for c in range(pieces):
-                m = at[c, d]
-                at[c, d] = total
-                total += m
+        _starts(at)
         for c in prange(pieces):
             mine = at[c].copy()
             for i in range(c * step, min(n, (c + 1) * step)):

@@ -11,6 +11,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from .sorting import interval
+
 
 THREADED_SEARCH = 1 << 20   # searchsorted over at least this many keys runs on threads
 
@@ -77,19 +79,6 @@ def pack_reversed(indptr, ids, weights, has_weights, first, lo, hi, state, out_t
     state[0], state[1] = r, e
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _block(t, bounds):
-    """k with bounds[k] <= t < bounds[k + 1] (bounds ascending)."""
-    a, b = 0, bounds.size - 1
-    while b - a > 1:
-        m = (a + b) // 2
-        if bounds[m] <= t:
-            a = m
-        else:
-            b = m
-    return a
-
-
 GROUP_PIECES = 64    # runs of the items group_edges and count_in_ranges take at once
 
 
@@ -103,7 +92,7 @@ def count_in_ranges(ids, bounds, counts):
     for c in prange(GROUP_PIECES):
         mine = np.zeros(blocks, np.int64)
         for e in range(c * step, min(ids.size, (c + 1) * step)):
-            mine[_block(ids[e], bounds)] += 1
+            mine[interval(ids[e], bounds)] += 1
         at[c] = mine
     for k in range(blocks):
         for c in range(GROUP_PIECES):
@@ -130,9 +119,9 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
     for c in prange(GROUP_PIECES):      # (counters local to the run: no false sharing)
         mine = np.zeros(size, np.int64)
         for e in range(c * step, min(src.size, (c + 1) * step)):
-            mine[_block(src[e], bounds)] += 1
+            mine[interval(src[e], bounds)] += 1
             if mirror and src[e] != dst[e]:
-                mine[_block(dst[e], bounds)] += 1
+                mine[interval(dst[e], bounds)] += 1
         at[c] = mine
     total = 0
     for k in range(size):       # each run's first slot in each block
@@ -147,13 +136,13 @@ def group_edges(src, dst, bounds, mirror, counts, out_rows, out_targets):
         mine = at[c].copy()
         for e in range(c * step, min(src.size, (c + 1) * step)):
             u, v = src[e], dst[e]
-            k = _block(u, bounds)
+            k = interval(u, bounds)
             out_rows[mine[k]] = u
             if targets:
                 out_targets[mine[k]] = v
             mine[k] += 1
             if mirror and u != v:
-                k = _block(v, bounds)
+                k = interval(v, bounds)
                 out_rows[mine[k]] = v
                 if targets:
                     out_targets[mine[k]] = u

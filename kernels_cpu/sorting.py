@@ -2,7 +2,8 @@
 (buckets.py's small buckets, plan.py's plan_fill through sort_by_high_word, which sorts long
 ranges by radix on a key). One function compiled once for each array type and shared by its
 callers: Numba's `ndarray.sort` compiles its generic quicksort into every kernel that calls it,
-seconds of a cold start each."""
+seconds of a cold start each. And `interval`, the binary search of a value's range among sorted
+bounds."""
 
 import numpy as np
 from numba import njit
@@ -133,3 +134,16 @@ def sort_by_high_word_with(a, lo, hi, tmp, count):
     if in_tmp:
         for i in range(n):
             a[lo + i] = tmp[i]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def interval(u, bounds):
+    """k with bounds[k] <= u < bounds[k + 1] (bounds ascending)."""
+    a, b = 0, bounds.size - 1
+    while b - a > 1:
+        m = (a + b) // 2
+        if bounds[m] <= u:
+            a = m
+        else:
+            b = m
+    return a
