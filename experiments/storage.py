@@ -1,8 +1,8 @@
 """Edges streamed from storage (GTS): each algorithm on a `.tcsr` graph whose edges stay in the
 file (--host-memory), GPU only, its time and the bytes it read per superstep, beside the file's
 sequential read rate measured by `dd` with direct I/O on the same disk. Each run is a child
-process (`python -m totem_py.run`) that starts with the file out of the OS page cache. Prints a
-table and writes JSON.
+process (`python -m totem_py.run --trials 0`: one timed run, no warm-up) that starts with the
+file out of the OS page cache. Prints a table and writes JSON.
 
     python -m experiments.storage --graph rmat:27 --folder DIR [--host-memory 4G]
         [--gpu-memory "",2G] [--algorithms bfs,sssp,cc,bc,pagerank,pagerank_delta]
@@ -103,7 +103,8 @@ def main(argv=None):
         for budget in args.gpu_memory.split(","):
             uncache(path)
             run = ["--graph", path, "--algorithm", alg, "--device", args.device,
-                   "--cpu-share", "0", "--host-memory", args.host_memory, "--json", out]
+                   "--cpu-share", "0", "--host-memory", args.host_memory, "--trials", "0",
+                   "--json", out]
             run += ["--gpu-memory", budget] if budget else []
             if os.path.exists(out):
                 os.remove(out)

@@ -92,6 +92,19 @@ def test_a_gpu_keeps_pages_in_its_page_cache(alg, device, tmp_path):
     assert read[3] <= read[2] if device == "gpu" else read[3] == read[0]
 
 
+def test_no_trials_reads_the_file_once(tmp_path):
+    """--trials 0: one timed run and no warm-up, so the edges are read from the file once."""
+    path = tmp_path / "g.tcsr"
+    store.write(generate("rmat:9", seed=2), path)
+    read = []
+    for trials in (0, 1):
+        graph = store.mapped(path)
+        got = totem_py.run(graph, "pagerank", device="cpu", host_memory=CAP, trials=trials)
+        assert len(got.metrics["trials_s"]) == 1
+        read.append(got.engine.parts[0].views["in"].host.edge_file.read_bytes)
+    assert 0 < read[0] and 2 * read[0] == read[1]
+
+
 def test_default_source_and_a_graph_loaded_whole(tmp_path):
     """Without --source the default one comes from the engine's components; a graph loaded
     whole is opened again from its file."""

@@ -247,7 +247,7 @@ def test_mtx_symmetric_must_be_square(tmp_path):
 # ---------------------------------------------------------------- options of totem_py.run
 
 @pytest.mark.parametrize("algorithm, options, words", [
-    ("bfs", dict(trials=0), "--trials must be at least 1, got 0"),
+    ("bfs", dict(trials=-1), "--trials must be at least 0, got -1"),
     ("bfs", dict(trials=2.0), "--trials must be an integer"),
     ("bfs", dict(threads=0), "--threads must be at least 1, got 0"),
     ("bfs", dict(source=2.5), "--source must be an integer, got 2.5"),

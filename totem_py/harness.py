@@ -364,7 +364,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     iterations: PageRank's rounds (default 5); with `tol`, its most rounds (default 100).
     tol: PageRank in networkx's form, to that tolerance (the metrics' `rounds` and `converged`
         say where it stopped). tolerance: PageRank-Delta's.
-    trials: timed runs after one untimed warm-up (the median is reported). threads: CPU threads.
+    trials: timed runs after one untimed warm-up (the median is reported); 0: one timed run,
+    no warm-up (it then includes compiling what Numba's cache lacks). threads: CPU threads.
     seed: of the default source and the partitioner. verify: check the result (raises
         VerificationError); over ranks, a function giving rank 0 the whole graph to check it on.
     progress: a totem_py.progress.Progress, or None.
@@ -394,7 +395,7 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     ranks = comm is not None and comm.size > 1
     comm = comm if ranks else SOLO
     root = comm.rank == 0
-    trials, gpus, seed = (check_count(trials, "--trials", 1), check_count(gpus, "--gpus"),
+    trials, gpus, seed = (check_count(trials, "--trials"), check_count(gpus, "--gpus"),
                           check_count(seed, "--seed"))
     if threads is not None:
         numba.set_num_threads(min(check_count(threads, "--threads", 1),
@@ -511,14 +512,15 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
                     f"--gpu-memory is {gpu_memory} bytes; raise --cpu-share or the budget")
     agree(comm, fits)
     comm.phase = "running"
-    if progress:
+    if progress and trials:
         progress.phase(f"{alg.name}: untimed warm-up run" + (f" on {comm.size} ranks" if ranks
                                                               else ""))
-    values, records = engine.run(alg, path)        # untimed warm-up (JIT, caches)
+    if trials:
+        values, records = engine.run(alg, path)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
-    for trial in range(trials):
+    for trial in range(max(trials, 1)):
         if progress:
-            progress.phase(f"{alg.name}: trial {trial + 1} of {trials}")
+            progress.phase(f"{alg.name}: trial {trial + 1} of {max(trials, 1)}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
         values, records = engine.run(alg, path)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it
