@@ -72,7 +72,7 @@ class DeviceView:
         opts, budget = part.edges, part.view_budget
         if view.edge_file is not None:          # edges read from a file, page by page
             host = part.view_host or opts.host_memory
-            if self.stream is None or (bool(self.stream.wwidth), self.stream.budget) != (
+            if self.stream is None or (self.stream.weighted, self.stream.budget) != (
                     weights, host):
                 self.stream = None
                 with part.context():

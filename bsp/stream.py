@@ -709,7 +709,9 @@ class FileStream:
     free GPU memory): a page read is kept while a slot is free, else in place of the cached page
     used least often this run (not one the pass still has to reach) when the new page has been
     used more often; a cached page is read from the device. A kernel over every page then finds
-    the same pages cached round after round, a frontier the pages it returns to. Statistics:
+    the same pages cached round after round, a frontier the pages it returns to. Unit weights
+    (a file without weights, an algorithm that reads them) are one device page of ones, never
+    read nor copied. Statistics:
     pages and bytes read from the file and pages found in the cache, per superstep
     (`take_stats`)."""
 
@@ -724,7 +726,9 @@ class FileStream:
         n = self.n = view.n_local
         hp = view.indptr
         self.width = source.dtype.itemsize
-        self.wwidth = 8 if weights and source.weighted else 0
+        self.weighted = weights
+        self.unit = weights and source.unit_weights     # weights of 1: never read nor copied
+        self.wwidth = 8 if weights and source.weighted and not self.unit else 0
         bpe = self.width + self.wwidth
         self.starts = page_starts(hp, n, max(int(budget) // (2 * bpe), 1))
         self.ends = hp[self.starts]
@@ -742,6 +746,10 @@ class FileStream:
             self.staging = [(xp.empty(cap, source.dtype), xp.empty(cap, wt) if wt else None)
                             for _ in range(2)]
             self.device_bytes = 2 * cap * bpe
+        self.ones = None
+        if self.unit:
+            with part.context():
+                self.ones = part.xp.ones(cap, np.float64)
         pages = self.starts.size - 1
         slots = min(max(int(cache or 0) - self.device_bytes, 0) // (cap * bpe), pages)
         self.slots = slots if part.kind == "gpu" else 0    # allocated by the first page kept
@@ -769,8 +777,14 @@ class FileStream:
     def _cached(self, c, lo, hi):
         """(indices, weights) of cached page c, as the kernels take them."""
         s, cap = int(self.slot[c]), self.capacity
-        return tuple(None if buf is None else self.part.shifted(buf[s * cap:(s + 1) * cap], lo, hi)
-                     for buf in self.cache_pages[0])
+        ids, w = (None if buf is None else buf[s * cap:(s + 1) * cap] for buf in self.cache_pages[0])
+        return self.part.shifted(ids, lo, hi), self._weights(w, lo, hi)
+
+    def _weights(self, w, lo=None, hi=None):
+        """The weights the kernels take: the page's (shifted as the ids when lo is given), the
+        page of ones for unit weights, or None."""
+        w = self.ones if self.unit else w
+        return w if w is None or lo is None else self.part.shifted(w, lo, hi)
 
     def _allocate(self):
         """The page cache's slots, allocated once the algorithm's state is (the first run's first
@@ -858,8 +872,7 @@ class FileStream:
                 pending = self.pool.submit(self._fill, 1 - slot, int(self.ends[d]),
                                            int(self.ends[d + 1]))
             self._admit(c, pages, ids, w, hi - lo)
-            yield (self.indptr, part.shifted(ids, lo, hi),
-                   None if w is None else part.shifted(w, lo, hi))
+            yield self.indptr, part.shifted(ids, lo, hi), self._weights(w, lo, hi)
             if self.staging is not None:
                 part.release(slot)
 
@@ -882,7 +895,7 @@ class FileStream:
         if active[0] < 0:
             sub = part.to_device(q[:bounds[0]], count=False)
             ids, w = (self.staging or self.buffers)[0]
-            yield self.indptr, ids, w, sub, int(sub.size)
+            yield self.indptr, ids, self._weights(w), sub, int(sub.size)
             firsts, bounds, active = firsts[1:], bounds[1:], active[1:]
         for (indptr, ids, w), a, b in zip(self._pages(active), firsts, bounds):
             sub = part.to_device(q[a:b], count=False)
@@ -906,7 +919,7 @@ class FileStream:
             if wanted[c]:
                 indptr, ids, w = next(pages)
             elif every:
-                indptr, (ids, w) = self.indptr, empty
+                indptr, ids, w = self.indptr, empty[0], self._weights(empty[1])
             else:
                 continue
             yield indptr, ids, w, int(self.starts[c]), int(self.starts[c + 1])

@@ -62,6 +62,7 @@ def test_every_algorithm_gives_the_same_values_from_the_file(name, device, strat
         assert streams and all(isinstance(s, FileStream) for s in streams)
         if len(views) == 1 and not g.directed:      # one partition reads the file in place
             assert views[0].host.edge_file.path == str(path), (name, alg)
+            assert streams[0].wwidth == 0               # unit weights: never read
         assert "read_bytes" in got.metrics["transfer"]
         if g.n_edges > 100:
             assert min(s.starts.size - 1 for s in streams) > 1      # several pages each
