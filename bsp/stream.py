@@ -777,7 +777,8 @@ class FileStream:
     def _cached(self, c, lo, hi):
         """(indices, weights) of cached page c, as the kernels take them."""
         s, cap = int(self.slot[c]), self.capacity
-        ids, w = (None if buf is None else buf[s * cap:(s + 1) * cap] for buf in self.cache_pages[0])
+        ids, w = (None if buf is None else buf[s * cap:(s + 1) * cap]
+                  for buf in self.cache_pages[0])
         return self.part.shifted(ids, lo, hi), self._weights(w, lo, hi)
 
     def _weights(self, w, lo=None, hi=None):

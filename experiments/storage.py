@@ -90,8 +90,9 @@ def main(argv=None):
             convert_s = time.perf_counter() - t0
     size = os.path.getsize(path)
     rate, direct = dd_rate(path, int(args.dd_bytes))
-    print(f"{path}: {size / 1e9:.2f} GB{'' if convert_s is None else f', written in {convert_s:.1f} s'}"
-          f"; dd {'iflag=direct' if direct else '(buffered)'} {rate / 1e9:.2f} GB/s", flush=True)
+    written = "" if convert_s is None else f", written in {convert_s:.1f} s"
+    print(f"{path}: {size / 1e9:.2f} GB{written}; dd {'iflag=direct' if direct else '(buffered)'} "
+          f"{rate / 1e9:.2f} GB/s", flush=True)
     report = Report(args.json, prov, graph=args.graph, file=path, file_bytes=size,
                     convert_s=convert_s, dd_Bps=rate, dd_direct=direct,
                     host_memory=args.host_memory, gts_paper=GTS_PAPER)
@@ -121,10 +122,10 @@ def main(argv=None):
                        read_Bps=read / read_s if read_s else None,
                        bound=read / rate / total if total else None, per_superstep=steps)
             report.add(rec)
+            rb = rec["read_Bps"]
             table.row(alg, budget or "(free)", code, rec["time_s"], len(steps), read / 1e9,
-                      rec["cached_pages"], None if rec["read_Bps"] is None else rec["read_Bps"] / 1e9,
-                      None if rec["read_Bps"] is None else rec["read_Bps"] / rate, rec["bound"],
-                      rss / 1e9)
+                      rec["cached_pages"], None if rb is None else rb / 1e9,
+                      None if rb is None else rb / rate, rec["bound"], rss / 1e9)
             print("    per superstep ms (GB read): " + " ".join(
                 f"{1e3 * s['wall_s']:.0f}({s['read_bytes'] / 1e9:.2f})" for s in steps[:40]),
                 flush=True)

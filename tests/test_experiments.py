@@ -689,3 +689,21 @@ def test_ingest_times_each_stage_and_reads_files(tmp_path):
     assert report["gap"] == [{"generate": 0.5, "build": 0.25}] * 2
     assert (tmp_path / "converter.log").read_text() == f"-g 10 -k 16 -b {os.devnull} threads 1\n" * 2
     assert "GAP total       0.750" in proc.stdout
+
+
+def test_storage_smoke(tmp_path):
+    """Each algorithm from a .tcsr file with --host-memory, beside dd's rate: every run reads
+    the file (one timed run, no warm-up) and records its supersteps."""
+    out = tmp_path / "storage.json"
+    proc = _run("experiments.storage", "--graph", "rmat:9", "--folder", str(tmp_path),
+                "--host-memory", "8K", "--gpu-memory", ",1K", "--device", "emulated",
+                "--algorithms", "bfs,sssp", "--dd-bytes", "1e6", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.storage --graph rmat:9")
+    assert report["dd_Bps"] > 0 and report["file_bytes"] == (tmp_path / "rmat_9.tcsr").stat().st_size
+    runs = report["records"]
+    assert [(r["algorithm"], r["gpu_memory"]) for r in runs] == [
+        ("bfs", None), ("bfs", "1K"), ("sssp", None), ("sssp", "1K")]
+    for r in runs:
+        assert r["exit"] == 0 and r["supersteps"] == len(r["per_superstep"]) >= 1
+        assert 0 < r["read_bytes"] == sum(s["read_bytes"] for s in r["per_superstep"])
