@@ -337,7 +337,7 @@ def scatter(values, lvids, out0, len0, out1, len1, args):
 
 
 def bitmap(n, out, args):
-    for j in prange(n >> 3):        # whole bytes: no bound test per bit (2.6x faster)
+    for j in prange(n >> 3):        # whole bytes: no bound test per bit
         byte = 0
         for k in range(8):
             if functor((j << 3) + k, args):
