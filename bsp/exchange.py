@@ -187,6 +187,10 @@ def exchange_push(parts, host_views, mode, buffers):
     box by owner on its device (`box_split`: touched slots as pairs, or the box whole when that
     is fewer bytes, decided on the device) and each GPU owner folds its part into an inbox on
     its own device, reading the sender's memory over the link (`box_fold_peer`)."""
+    if all(host_views[p.pid].n_ghosts == 0 for p in parts):    # no partition sends anything
+        for p in parts:
+            p.inboxes[mode.name] = _EMPTY
+        return 0
     msg = mode.message
     identity = msg.dtype.type(msg.identity)
     direct = direct_pairs(parts)
