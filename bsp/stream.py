@@ -730,12 +730,14 @@ class FileStream:
         self.unit = weights and source.unit_weights     # weights of 1: never read nor copied
         self.wwidth = 8 if weights and source.weighted and not self.unit else 0
         bpe = self.width + self.wwidth
-        self.starts = page_starts(hp, n, max(int(budget) // (2 * bpe), 1))
+        ones = 8 if self.unit else 0            # the page of ones, on the partition's device
+        on_host = 2 * bpe + (0 if part.kind == "gpu" else ones)     # host bytes a page's edge
+        self.starts = page_starts(hp, n, max(int(budget) // on_host, 1))
         self.ends = hp[self.starts]
         sizes = np.diff(self.ends)
         self.capacity = cap = max(int(sizes.max(initial=0)), 1)
         self.edge_bytes = int(hp[n] - hp[0]) * bpe
-        self.host_bytes = 2 * cap * bpe        # what the run holds of these edges
+        self.host_bytes = cap * on_host        # what the run holds of these edges
         wt = np.float64 if self.wwidth else None
         self.buffers = [(part.pinned(cap, source.dtype), part.pinned(cap, wt) if wt else None)
                         for _ in range(2)]
@@ -745,7 +747,7 @@ class FileStream:
             xp = part.xp
             self.staging = [(xp.empty(cap, source.dtype), xp.empty(cap, wt) if wt else None)
                             for _ in range(2)]
-            self.device_bytes = 2 * cap * bpe
+            self.device_bytes = cap * (2 * bpe + ones)
         self.ones = None
         if self.unit:
             with part.context():
