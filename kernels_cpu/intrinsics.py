@@ -4,12 +4,11 @@ One name per intrinsic, whatever the device: each is a plain Python function (th
 used where code runs as Python, e.g. numba-cuda's simulator) with a lowering per compiler target,
 registered by the backends: LLVM `atomicrmw` / `cmpxchg` for the CPU (kernels_cpu/atomics.py) and
 CUDA's atomics for the GPU (kernels_gpu/intrinsics.py). Every atomic returns the element's
-previous value, as CUDA's do.
+previous value, as CUDA's do. A functor calls them through bsp, as SSSP's relaxation does:
 
-    from bsp import atomic_min
     def relax(s, t, w, dist):
         nd = dist[s] + w
-        return nd < dist[t] and nd < atomic_min(dist, t, nd)
+        return nd < dist[t] and nd < bsp.atomic_min(dist, t, nd)
 
 Helpers that functors share are plain functions decorated with `bsp.device_function`.
 """

@@ -518,9 +518,10 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
     if trials:
         values, records = engine.run(alg, path)        # untimed warm-up (JIT, caches)
     times, collect_s, step_walls = [], [], []
-    for trial in range(max(trials, 1)):
+    timed = max(trials, 1)
+    for trial in range(timed):
         if progress:
-            progress.phase(f"{alg.name}: trial {trial + 1} of {max(trials, 1)}")
+            progress.phase(f"{alg.name}: trial {trial + 1} of {timed}")
         h2d0 = sum(p.h2d_bytes for p in engine.parts)
         values, records = engine.run(alg, path)
         times.append(engine.timings["run_s"])        # init + supersteps, as TOTEM times it
