@@ -206,6 +206,10 @@ class Engine:
             part.clean_tail = None          # used by init's alloc or not at all
             part.clean_box = self._clean_after_init(algorithm, part)
         modes = {m.name: m for m in algorithm.modes}
+        # a forced path's direction picks the mode of that exchange, where modes go both ways
+        directions = {m.exchange: m for m in algorithm.modes}
+        if forced is None or len(directions) < 2 or forced.direction not in directions:
+            directions = None
         records, summed, recent = [], {}, []     # recent: the last two supersteps' records
         step = 0
         bottom_up = False
@@ -213,8 +217,8 @@ class Engine:
         explored = 0
         votes = None
         while True:
-            if algorithm.direction_optimizing and forced is not None:
-                mode = modes[forced.direction]
+            if directions is not None:
+                mode = directions[forced.direction]
             elif algorithm.direction_optimizing and frontier is not None:
                 switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, recent)
                 bottom_up ^= switched

@@ -2,8 +2,9 @@
 
 A program offers paths by name (`Program.paths`: "sync-push-dd", "async-push-dd", ...). The
 direction (push or pull) is the mode's, one for every partition of a superstep, since the
-exchange is collective: the engine's direction switch (Alg. 2's rule, in bsp/engine.py) picks
-it for a direction-optimising program, `Program.mode` for the others. Rounds (sync, async) and
+exchange is collective: a forced path's direction picks the mode of that exchange, else the
+engine's direction switch (Alg. 2's rule, in bsp/engine.py) picks it for a
+direction-optimising program, `Program.mode` for the others. Rounds (sync, async) and
 worklist (data-driven dd, topology-driven td) are each partition's own: `Paths.choose` picks
 them from the partition's vote (the monitor: its active vertices and their out-edges, which
 the vote already carries) with one of SEP-Graph's controllers. A path with priority ("-prio",

@@ -17,8 +17,16 @@ tolerance * (L(v) / (1 - d) - 1 / n) below L(v) (the verifier checks all three).
 tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's epsilon for
 ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
 which is what HyTGraph's engine choice per chunk is for (its figure 6a).
-Paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the one of least
-predicted work): sync-push-dd (the above), sync-push-td (every vertex with a residual
+Paths. The direction: pull while the active vertices' out-edges are more than PULL_SHARE of
+the graph's edges (every vertex is active at first), else push. A pull step (sync-pull-dd) does
+the same round without atomics: every active vertex takes its residual into its rank and
+publishes its share d * residual / outdeg (0 for the others; the boundary vertices' shares go to
+the ghost slots that read them), then every vertex adds the shares of its in-neighbours to its
+residual: one read of every in-edge, where a push writes each active out-edge's head with an
+atomic add (on R-MAT, where the hubs stay active, the active vertices hold most of the edges
+for most of the run). sync-pull-td publishes every residual, above the threshold or not.
+The push paths (chosen by SEP-Graph's Alg. 1 under `--path auto`: each once, then the one of
+least predicted work): sync-push-dd (the above), sync-push-td (every vertex with a residual
 pushes it, above the threshold or not) and async-push-dd (a partition pushes round after round
 until none of its residuals exceeds the threshold, the ghosts' shares adding up in the box, then
 exchanges), and each of the dd two with SEP-Graph's sampled priority (sync-push-dd-prio,
@@ -28,7 +36,8 @@ active vertices whose residual reaches it; the others stay active and wait, so t
 residuals move first; SEP-Graph's aim is fewer pushes to the tolerance, though on R-MAT these
 push more: docs/results/pr_priority_2core.txt). Each only moves residual into ranks
 along the same equations, so each stops within the same bounds of the limit (the verifier's),
-though not at the same values. `pushed_edges` (metrics) counts the edges pushed along.
+though not at the same values. `pushed_edges` (metrics) counts the edges pushed along, and
+every edge of a pull step.
 Races: residuals grow through atomic_add; a ghost slot's first message (its sum leaves 0: shares
 are positive) records it.
 n counts every vertex id (`graph.n_ids`): a vertex in no edge, left out of a --relabel run, keeps
@@ -42,7 +51,7 @@ import math
 
 import numpy as np
 
-from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, receive, vertex_map,
+from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, pull, receive, vertex_map,
                  vertex_values)
 from bsp.api import PRIORITY_SAMPLE, PRIORITY_TOP
 
@@ -51,6 +60,9 @@ from .base import Algorithm, Option, register
 from .common import as_result, collect, first, once_per_graph, positive_number
 
 RESIDUAL = Message(np.float64, "sum", 0.0)
+SHARE = Message(np.float64, "sum", 0.0)        # a pull step's share of a boundary vertex
+PULL_SHARE = 1 / 15     # pull while the active out-edges are more than this share of the edges
+                        # (SEP-Graph's alpha)
 
 
 def take(v, residual, rank, out_degree, share, damping):
@@ -65,6 +77,32 @@ def take(v, residual, rank, out_degree, share, damping):
 
 def push(s, t, w, residual, share, n_local):
     return atomic_add(residual, t, share[s]) == 0.0 and t >= n_local
+
+
+def take_above(v, residual, rank, out_degree, share, damping, threshold):
+    """A pull round's taking: every vertex's share, 0 unless it is active (its residual above
+    `threshold`) and then as `take`."""
+    r = residual[v]
+    d = out_degree[v]
+    if r > threshold:
+        residual[v] = 0.0
+        rank[v] += r
+        share[v] = damping * r / d if d > 0 else 0.0
+    else:
+        share[v] = 0.0
+    return False
+
+
+def in_share(v, u, w, share, residual):
+    return share[u]
+
+
+def add_shares(v, total, share, residual):
+    residual[v] += total
+
+
+def boundary_share(u, share):
+    return share[u]
 
 
 def add_message(v, m, residual):
@@ -180,12 +218,13 @@ def verify_pushes(graph, tolerance, ranks, damping=0.85):
 @register
 class PageRankDelta(Algorithm):
     name = "pagerank_delta"
-    modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),)
+    modes = (Mode("push", "out", "push", RESIDUAL, state="residual", records=True),
+             Mode("pull", "in", "pull", SHARE, state="share"))
     paths = ("sync-push-dd", "sync-push-td", "async-push-dd", "sync-push-dd-prio",
-             "async-push-dd-prio")
+             "async-push-dd-prio", "sync-pull-dd", "sync-pull-td")
     # priority pushes the high-degree vertices first (their residuals are the largest), which on
     # undirected R-MAT pushes more edges than sync-push-dd (docs/results/pr_priority_2core.txt)
-    auto_paths = ("sync-push-dd", "sync-push-td", "async-push-dd")
+    auto_paths = ("sync-push-dd", "async-push-dd", "sync-pull-dd")
     iterative = True
     options = (Option("--tolerance", dict(type=positive_number, default=0.01, metavar="X",
                                           help="pagerank_delta: a vertex is active while its "
@@ -199,6 +238,7 @@ class PageRankDelta(Algorithm):
         self.damping = damping
         self.n = n          # vertices (graph.n_ids); None: those the partitions hold
         self.pushed = 0     # edges pushed along in the run (the votes' sums)
+        self.pulls = True   # whether the next superstep pulls (`mode`)
 
     @classmethod
     def from_options(cls, graph, tolerance=0.01, **_):
@@ -233,7 +273,8 @@ class PageRankDelta(Algorithm):
         s.rank = part.full(n, 0.0, np.float64)
         s.residual = part.alloc(np.float64, 0.0, ("out",))
         part.kernels("boxes").box_fill(s.residual[:n], (1.0 - self.damping) / size)
-        s.share = part.empty(n, np.float64)
+        s.share = part.alloc(np.float64, 0.0, ("in",))
+        s.taken = -1                       # the last pull step whose shares are taken
         s.frontier = Frontier(part)
         vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
         s.edges = s.frontier.swap()        # the out-edges of the queue compute takes
@@ -242,14 +283,47 @@ class PageRankDelta(Algorithm):
 
     def start(self):
         self.pushed = 0
+        self.pulls = True
+
+    def mode(self, step):
+        """Pull while the active vertices' out-edges are more than PULL_SHARE of the graph's
+        (every vertex at first): a pull round reads every in-edge once without atomics, where a
+        push writes each active out-edge's head with an atomic add."""
+        return self.modes[1] if self.pulls else self.modes[0]
 
     def finished(self, total):
-        self.pushed += int(total.sums[0])
+        pushed, edges = total.sums
+        self.pushed += int(pushed)
+        self.pulls = total.edges > PULL_SHARE * edges
         return super().finished(total)
+
+    def _take(self, part, step):
+        """A pull step's shares, once: the active vertices' (every vertex with a residual on a
+        topology-driven path), 0 for the others."""
+        s = part.state
+        if s.taken == step:
+            return
+        s.taken = step
+        td = part.path is not None and part.path.worklist == "td"
+        vertex_map(part, take_above, s.residual, s.rank, part.out_degree, s.share, self.damping,
+                   0.0 if td else s.threshold)
+
+    def reads_ghosts(self, part, step, mode):
+        return True
+
+    def gather(self, part, step, mode):
+        self._take(part, step)
+        return vertex_values(part, boundary_share, part.state.share,
+                             at=part.views["in"].boundary_lvid, dtype=np.float64)
 
     def compute(self, part, step, mode, box):
         s = part.state
         f = s.frontier
+        if mode.name == "pull":
+            self._take(part, step)
+            s.pushed += part.views["in"].host.indices.size
+            pull(part, "in", in_share, s.share, s.residual, apply=add_shares)
+            return
         if part.path is not None and part.path.worklist == "td":
             vertex_map(part, holding, s.residual, out=f)
             s.edges = f.swap()
@@ -278,7 +352,8 @@ class PageRankDelta(Algorithm):
         vertex_map(part, above, s.residual, s.threshold, out=s.frontier)
         s.edges = s.frontier.swap()
         pushed, s.pushed = s.pushed, 0
-        return Vote(s.frontier.length, s.edges, sums=(float(pushed),))
+        return Vote(s.frontier.length, s.edges,
+                    sums=(float(pushed), float(part.views["out"].host.indices.size)))
 
     def collect(self, parts, n_vertices):
         return (collect(parts, n_vertices, "rank", np.float64, 0.0)
