@@ -4,6 +4,8 @@ of hot rows off and on; the bookkeeping (chunks, engine letters, bytes moved) ad
 picks the hottest rows that fit and refreshes only when enough of them are new; the chunk kernels
 match NumPy (and, where CuPy sees a device, their CUDA twins do too)."""
 
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -16,7 +18,7 @@ from kernels_cpu import chunks as k
 from kernels_cpu.stream import stream_gather, stream_offsets
 from partitioners import partition
 from totem_py import generate
-from totem_py.algorithms import SSSP, sssp
+from totem_py.algorithms import SSSP, pagerank_delta, sssp
 from totem_py.algorithms.sssp import default_delta
 from totem_py.errors import InputError
 from totem_py.harness import default_source, run
@@ -49,6 +51,7 @@ def test_zero_copy_rows_in_pieces(monkeypatch):
     piece's rows are the queue's in a run of consecutive chunks, the pieces follow one another
     in chunk order, the segments together hold the queue, and the answers are the references'."""
     monkeypatch.setattr(bsp.stream, "PIECE_VERTICES", 1)
+    monkeypatch.setattr(pagerank_delta, "PULL_SHARE", math.inf)     # push after the first step
     pieces_seen = []
     segments = bsp.stream.EdgeStream.queue_segments
 
