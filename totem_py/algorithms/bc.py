@@ -18,8 +18,7 @@ A forward step is pulled where GAP's BFS would go bottom-up (the frontier's out-
 edges left to check / 15, until the frontier shrinks below n / 18): every vertex not yet
 reached sums the paths of its in-neighbours on level d (remote ones published into the ghost
 slots, 0 off that level) and joins level d + 1 if they bring any; no atomics, where a pushed
-step adds along each frontier out-edge atomically (CPU only, rmat:20-22, 2 threads: 0.79x the
-time of pushing every step).
+step adds along each frontier out-edge atomically.
 Paths are sequences of edges: k parallel edges u->v make k shortest paths through them, where
 networkx's betweenness_centrality on a MultiDiGraph counts one (with edges 0->1 twice, 1->2, 0->3
 and 3->2, vertex 1 gets 2/3 here and 1/2 in networkx); on a graph without parallel edges the
