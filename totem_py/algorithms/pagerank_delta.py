@@ -18,7 +18,9 @@ tolerance, 0.01 (a residual of 1% of the mean rank), is Groute's and SEP-Graph's
 ranks that sum to n. The active set shrinks from every vertex to a few as the run converges,
 which is what HyTGraph's engine choice per chunk is for (its figure 6a).
 Paths. The direction: pull while the active vertices' out-edges are more than PULL_SHARE of
-the graph's edges (every vertex is active at first), else push. A pull step (sync-pull-dd) does
+the graph's edges (every vertex is active at first), else push; where a GPU partition reads
+edges from host memory (streamed or mapped), only the first step pulls, as a pull reads every
+edge and a push only the active vertices' rows. A pull step (sync-pull-dd) does
 the same round without atomics: every active vertex takes its residual into its rank and
 publishes its share d * residual / outdeg (0 for the others; the boundary vertices' shares go to
 the ghost slots that read them), then every vertex adds the shares of its in-neighbours to its
@@ -292,9 +294,11 @@ class PageRankDelta(Algorithm):
         return self.modes[1] if self.pulls else self.modes[0]
 
     def finished(self, total):
-        pushed, edges = total.sums
+        pushed, edges, streamed = total.sums
         self.pushed += int(pushed)
-        self.pulls = total.edges > PULL_SHARE * edges
+        # edges read from host memory cost by the byte: a pull reads them all, a push only
+        # the active vertices' rows
+        self.pulls = not streamed and total.edges > PULL_SHARE * edges
         return super().finished(total)
 
     def _take(self, part, step):
@@ -353,7 +357,8 @@ class PageRankDelta(Algorithm):
         s.edges = s.frontier.swap()
         pushed, s.pushed = s.pushed, 0
         return Vote(s.frontier.length, s.edges,
-                    sums=(float(pushed), float(part.views["out"].host.indices.size)))
+                    sums=(float(pushed), float(part.views["out"].host.indices.size),
+                          float(not part.edges_resident)))
 
     def collect(self, parts, n_vertices):
         return (collect(parts, n_vertices, "rank", np.float64, 0.0)
