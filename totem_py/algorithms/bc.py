@@ -14,11 +14,11 @@ one of two arrays by the level's parity: the step of level d reads the other one
 vertex an edge from level d can reach (levels up to d + 1) holds its share on level d + 1 and 0
 on the levels still to come (both arrays start each source at 0), so an edge costs one read and
 no test of its level.
-A forward step is pulled where GAP's BFS would go bottom-up (the frontier's out-edges above the
-edges left to check / 15, until the frontier shrinks below n / 18): every vertex not yet
-reached sums the paths of its in-neighbours on level d (remote ones published into the ghost
-slots, 0 off that level) and joins level d + 1 if they bring any; no atomics, where a pushed
-step adds along each frontier out-edge atomically.
+A forward step is pulled where that reads less (`_pulls`): every vertex not yet reached sums
+the paths of its in-neighbours on level d (remote ones published into the ghost slots, 0 off
+that level) and joins level d + 1 if they bring any; no atomics, where a pushed step adds along
+each frontier out-edge atomically. On R-MAT the level after the hubs' holds most edges, and
+pulling it reads the few rows still unreached.
 Paths are sequences of edges: k parallel edges u->v make k shortest paths through them, where
 networkx's betweenness_centrality on a MultiDiGraph counts one (with edges 0->1 twice, 1->2, 0->3
 and 3->2, vertex 1 gets 2/3 here and 1/2 in networkx); on a graph without parallel edges the
@@ -34,7 +34,6 @@ import numpy as np
 
 from bsp import (Frontier, Message, Mode, Vote, advance, atomic_add, atomic_min, pull, put,
                  receive, vertex_map, vertex_values)
-from bsp.engine import ALPHA, BETA
 
 from ..errors import InputError, VerificationError, check_count
 from .base import Algorithm, Option, register
@@ -43,6 +42,7 @@ from .common import (SOURCE, UNVISITED, as_result, checked_source, collect, draw
 
 UNREACHED = -1      # the reference's level of a vertex the source cannot reach
 SIGMA = Message(np.float64, "sum", 0.0)
+PUSH_COST = 2       # a forward edge pushed (an atomic add) costs about two pulled (a read)
 
 
 def parse_sources(text):
@@ -322,29 +322,19 @@ class BC(Algorithm):
 
     def start(self):
         self.round, self.phase, self.first_step, self.depth, self.deepest = 0, FORWARD, 0, 0, 0
-        self.pulled = False     # the forward step is pulled (bottom-up)
-        self.explored = 0       # out-edges of the source's levels walked top-down so far
+        self.reached = 0        # out-edges of the vertices the source's levels reached so far
         self.last = None        # the last superstep's tally
 
     def _pulls(self):
-        """The direction of a forward step, by GAP's rule (the engine's for BFS): pull once the
-        frontier's out-edges exceed the edges left to check / ALPHA, push again once the
-        frontier shrinks below n / BETA. A pulled step reads the in-edges of every vertex not
-        yet reached, with no atomics, where a pushed one adds along each frontier out-edge
-        atomically."""
+        """Whether a forward step is pulled: when its frontier's out-edges F, each pushed with an
+        atomic add, cost more than reading the in-edges U of every vertex not yet reached and
+        testing each vertex once: PUSH_COST * F > U + n."""
         total = self.last
         if self.depth == 0 or total is None:
-            self.pulled, self.explored, self.previous = False, 0, 0
+            self.reached = 0
             return False
         n, m = total.sums
-        if not self.pulled:
-            self.pulled = total.edges > (m - self.explored) / ALPHA
-        else:
-            self.pulled = total.active >= self.previous or total.active > n / BETA
-        if not self.pulled:
-            self.explored += total.edges
-        self.previous = total.active
-        return self.pulled
+        return PUSH_COST * total.edges > (m - self.reached) + n
 
     def init(self, part):
         part.state.bc = part.full(part.n_local, 0.0, np.float64)
@@ -386,6 +376,8 @@ class BC(Algorithm):
 
     def finished(self, total):
         self.last = total
+        if self.phase is FORWARD:
+            self.reached += total.edges
         return super().finished(total)
 
     def compute(self, part, step, mode, box):
@@ -396,8 +388,9 @@ class BC(Algorithm):
             advance(part, "out", s.queue, count_paths, s.level, s.sigma, box.values,
                     part.n_local, self.depth, outbox=box)
         elif mode is FORWARD_PULL:
+            level = s.level
             pull(part, "in", parent_paths, s.level, s.sigma, box, part.n_local, self.depth,
-                 row_fn=unreached, apply=join_level)
+                 row_fn=unreached, apply=join_level, reads=lambda: level == UNVISITED)
             vertex_map(part, on_level, s.level, self.depth + 1, out=s.queue)
         else:
             ptr = s.level_ptr
