@@ -2,7 +2,8 @@
 `auto`, on cpu and emulated partitions over several partitionings and cpu shares (and, small,
 under numba-cuda's simulator), each result checked by its algorithm's verifier and compared
 with the serial reference where results do not depend on the plan; the path trace of the
-JSON; a forced path that the algorithm does not offer; SSSP's supersteps on a road network."""
+JSON; a forced path that the algorithm does not offer; SSSP's supersteps on a road network; BC's
+forward steps pushed, pulled or chosen."""
 
 import json
 import os
@@ -69,6 +70,32 @@ def test_every_path_on_every_platform(name, gname):
                 chosen = {r["path"] for r in records}
                 if path != "auto":
                     assert chosen == {path}
+
+
+@pytest.mark.parametrize("gname", ["rmat_small", "star", "disconnected"])
+def test_bc_forward_steps_pushed_or_pulled_on_every_platform(gname, monkeypatch):
+    """BC's forward steps pushed, pulled, or chosen by their cost: the reference's values on cpu
+    and emulated partitions; the rule pulls some level of an R-MAT graph."""
+    import totem_py.algorithms.bc as bc
+    graph = graphs()[gname]
+    alg = make("bc", graph, default_source(graph))
+    for cost in (bc.PUSH_COST, 0, 1e18):
+        monkeypatch.setattr(bc, "PUSH_COST", cost)
+        for strategy, share, gpus in CONFIGS:
+            plan = partition(graph, strategy, share, gpus, seed=1)
+            for device in ("cpu", "emulated") if "gpu" in plan.kinds else ("cpu",):
+                got, records = Engine(plan, device).run(alg)
+                check(alg, graph, got, f"push cost {cost} {strategy} {share} {gpus} {device}")
+                steps = [r for r in records if r["mode"].startswith("forward")]
+                forward = [r["mode"] for r in steps]
+                assert forward[0] == "forward"
+                if cost == 0:
+                    assert set(forward) == {"forward"}
+                elif cost > 1e9:    # each step after the first with a frontier holding edges
+                    assert forward[1:] == ["forward_pull" if r["frontier_edges"] else "forward"
+                                           for r in steps[:-1]]
+                elif gname == "rmat_small":
+                    assert "forward_pull" in forward, forward
 
 
 def test_sssp_on_a_road_grid_takes_fewer_supersteps_async():
@@ -159,6 +186,14 @@ for gname in ("star", "disconnected"):
                 note = alg.verify(g, got)
                 if note:
                     bad.append(f"{{name}} {{path}} {{gname}} {{share}}: {{note}}")
+        import totem_py.algorithms.bc as bc
+        alg = ALGORITHMS["bc"].from_options(g, source=src, seed=0)
+        for cost in (0, 1e18):      # every forward step pushed, then every one after the first pulled
+            bc.PUSH_COST = cost
+            got, _ = engine.run(alg)
+            note = alg.verify(g, got)
+            if note:
+                bad.append(f"bc push cost {{cost}} {{gname}} {{share}}: {{note}}")
 print("\\n".join(bad))
 sys.exit(1 if bad else 0)
 """
