@@ -483,7 +483,8 @@ class Engine:
         for p in gpus:
             with p.context():
                 p.start_timer()
-                algorithm.compute(p, step, mode, self._box(p, mode))
+                p.rounds = 0
+                self._round(algorithm, p, step, mode, self._box(p, mode))
                 p.stop_timer()
         for p in self.parts:
             if p.device != "gpu":
@@ -499,16 +500,21 @@ class Engine:
 
     def _rounds(self, algorithm, p, step, mode, first):
         """Compute's round on `p` (with `first`), then, on an async path, more local rounds
-        while `next_round` finds local work, ROUNDS at most; `p.rounds` counts them."""
+        while `next_round` finds local work, ROUNDS at most; `p.rounds` counts them, and the
+        rounds an operator ran within a compute (advance's `rounds`)."""
         box = self._box(p, mode)
         if first:
-            algorithm.compute(p, step, mode, box)
-        p.rounds = 1
+            p.rounds = 0
+            self._round(algorithm, p, step, mode, box)
         if p.path is None or not p.path.asynchronous:
             return
         while p.rounds < ROUNDS and algorithm.next_round(p, step, mode):
-            algorithm.compute(p, step, mode, box)
-            p.rounds += 1
+            self._round(algorithm, p, step, mode, box)
+
+    @staticmethod
+    def _round(algorithm, p, step, mode, box):
+        algorithm.compute(p, step, mode, box)
+        p.rounds += 1
 
     def _gpu_times(self, times):
         """The GPU partitions' compute times of the superstep just done, into `times`."""

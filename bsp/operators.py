@@ -50,6 +50,7 @@ from kernels_cpu import intrinsics
 from kernels_cpu.templates import EdgeSpan, reduction
 
 from .errors import InputError
+from .paths import ROUNDS
 
 _BACKENDS = {}
 ASYNC_PIECES = 8        # advance with a source functor: zero-copy rows in this many pieces
@@ -221,7 +222,7 @@ def _prefetched(prefetch, args):
 
 @functor_errors("edge_fn", "source")
 def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=None,
-            consume=None, prefetch=None, source=None, source_args=()):
+            consume=None, prefetch=None, source=None, source_args=(), rounds=None):
     """For each vertex s of `frontier` (a Frontier: its current queue; or an array of local ids,
     `length` of them) and each out-edge (s, t, w) of `view` ("out", "in", "both" or a view):
     r = edge_fn(s, t, w, *args). Where r is true, a local t is appended to the list `out`
@@ -235,7 +236,15 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     edges are walked. Streamed edges walk the queue in segments (one per transfer engine, and
     zero-copy rows in up to ASYNC_PIECES pieces), each segment's sources taken right before its
     edges: what earlier segments of the superstep wrote reaches them (HyTGraph's asynchronous
-    rounds: PageRank-Delta takes the residuals pushed so far)."""
+    rounds: PageRank-Delta takes the residuals pushed so far).
+    `rounds` (an async path's local rounds in one launch, as SEP-Graph runs them): True, or a
+    one-element int64 array on the partition's device that functors may read. The vertices the
+    walk appends to the Frontier `frontier` are then walked too, and those they select, round
+    after round in the same launch, while a round is small (the backend's bound: a few thousand
+    edges on a CPU thread, one block of threads on a GPU), within the superstep's ROUNDS; an
+    array's rounds[0] grows by one before each of these rounds. Returns how many ran (0 without
+    `rounds`, with other lists or a source, or where the edges stream), which `part.rounds`
+    counts too; the frontier's next queue then holds what the last one appended."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
         queue, qlen = frontier.items, frontier.length
@@ -245,7 +254,7 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     if qlen == 0:
         if consume is not None:
             put(part, consume, 0, 0)
-        return
+        return 0
     ops, lists, pf = backend(part), _lists(out), _prefetched(prefetch, args)
     pieces = 1 if source is None else ASYNC_PIECES
     for indptr, indices, weights, seg, n in v.queue_segments(queue, qlen, pieces):
@@ -253,6 +262,20 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
             ops.map_vertices(source, n, seg, (), source_args, False, None, None)
         ops.advance(edge_fn, indptr, indices, weights, v.n_local, seg, n, lists, outbox, pf,
                     args, consume)
+    if rounds is None or out is not frontier or source is not None \
+            or getattr(v, "stream", None) is not None:
+        return 0
+    most = ROUNDS - 1 - part.rounds     # this walk is a round of the superstep's too
+    if most <= 0:
+        return 0
+    # the edges are resident: one segment, the whole arrays
+    counter = None if rounds is True else rounds
+    more = ops.advance_more(edge_fn, indptr, indices, weights, v.n_local, frontier.items,
+                            frontier.next, frontier.next_len, outbox, args, counter, most)
+    if more % 2:
+        frontier.items, frontier.next = frontier.next, frontier.items
+    part.rounds += more
+    return more
 
 
 @functor_errors("edge_fn", "apply", "row_fn")

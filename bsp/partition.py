@@ -230,6 +230,7 @@ class Partition:
         self.state = SimpleNamespace()
         self.boxes, self.inboxes, self.outboxes = {}, {}, {}
         self.clean_box = None       # the push mode whose box holds only the identity
+        self.rounds = 0             # local rounds of the superstep so far (bsp/engine.py)
         self.h2d_bytes = 0
         self.d2h_bytes = 0
         self.peer_bytes = 0           # sent device to device (bsp/exchange.py's direct pairs)

@@ -13,7 +13,12 @@ whose priority is among the highest PRIORITY_TOP of PRIORITY_SAMPLE sampled; the
 sampling, the controller only names the path.
 
   traversals (Alg. 2):  the first of the program's `auto_paths` in the superstep's direction;
-                        a program lists the form it prefers first (SSSP: async-push-dd).
+                        a program lists the form it prefers first (SSSP: async-push-dd). A
+                        traversal of a single partition still going after HIGH_DIAMETER
+                        supersteps is on a high-diameter graph (a road network): it takes the
+                        async path of the direction the program offers, whose small rounds
+                        run in one launch (advance's `rounds`), as SEP-Graph launches once
+                        for such graphs.
   iterative (Alg. 1):   each candidate of the direction once, in `auto_paths` order; then the
                         one of least predicted work: the edges it walks (the active set's
                         out-edges for dd, the partition's edges for td, PRIORITY_TOP /
@@ -40,6 +45,7 @@ from .api import PRIORITY_SAMPLE, PRIORITY_TOP, Path
 
 ROUNDS = 100_000        # most local rounds of an async path in one superstep
 BOUNDARY = 0.1          # auto: async only where boundary edges are at most this share
+HIGH_DIAMETER = 32      # auto: a traversal still going after this many supersteps goes async
 
 
 class Paths:
@@ -56,12 +62,15 @@ class Paths:
         self.parts = parts
         self.rate = [dict() for _ in parts]         # Alg. 1: path -> rounds when last run
         self.work = [0] * len(parts)
+        self.steps = 0                              # supersteps chosen for so far
+        self.single = len(parts) == 1 and parts[0].plan.n_partitions == 1
 
     def choose(self, mode, votes):
         """Each partition's path for a superstep of `mode` (`votes`: the last superstep's, or
         None before the first), set as `part.path`; returns the record's `path`: one name, or
         the partitions' as "pid:name" joined by commas where they differ."""
         names = []
+        self.steps += 1
         for i, part in enumerate(self.parts):
             path = self.forced or self._auto(i, part, mode, votes)
             part.path = path
@@ -76,7 +85,12 @@ class Paths:
         view = part.views[mode.view].host
         if view.boundary_edges > BOUNDARY * view.indices.size:
             mine = [p for p in mine if not p.asynchronous] or mine
-        if not self.iterative or len(mine) == 1:
+        if not self.iterative:
+            deep = [p for p in self.offered if p.direction == mode.exchange and p.asynchronous]
+            if self.single and self.steps > HIGH_DIAMETER and deep:
+                return deep[0]
+            return mine[0]
+        if len(mine) == 1:
             return mine[0]
         rate = self.rate[i]
         untried = [p for p in mine if p not in rate]

@@ -55,6 +55,7 @@ from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, ker
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
+FUSE_EDGES = 16384      # rounds of at most this many vertices and edges run in one serial call
 
 
 def functor(*args):
@@ -117,6 +118,41 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
         flush(buf0, n0, out0, len0)
         flush(buf1, n1, out1, len1)
         flush(sent, n_sent, touched, touched_len)
+
+
+def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched, touched_len,
+                   counter, most_items, most_edges, most_rounds, args):
+    """Rounds after a walk, serially on the calling thread: while the vertices appended to `nxt`
+    (len0[0] of them) are at least one, at most most_items holding at most most_edges edges,
+    and fewer than most_rounds rounds ran, counter[0] grows by one and they are walked, the
+    vertices they select appended to the other array. Returns the rounds walked: the last
+    appended queue is in `queue` when that count is odd, else in `nxt`."""
+    rounds = 0
+    walked, appended = queue, nxt
+    while rounds < most_rounds:
+        qlen = len0[0]
+        if qlen == 0 or qlen > most_items or queue_edges(indptr, appended, qlen) > most_edges:
+            break
+        walked, appended = appended, walked
+        len0[0] = 0
+        counter[0] += 1
+        rounds += 1
+        for i in range(qlen):
+            v = node_at(walked, i)
+            for e in range(indptr[v], indptr[v + 1]):
+                t = node_at(indices, e)
+                if WEIGHTED:
+                    r = functor(v, t, at(weights, e), args)
+                else:
+                    r = functor(v, t, 1.0, args)
+                if r:
+                    if t < n_local:
+                        appended[len0[0]] = t
+                        len0[0] += 1
+                    elif RECORD:
+                        touched[touched_len[0]] = t - n_local
+                        touched_len[0] += 1
+    return rounds
 
 
 def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, threads, args):
@@ -429,6 +465,19 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
     (par if many else ser)(indptr, indices, _dummy(np.float64) if weights is None else weights,
                            n_local, queue, qlen, *_outs(outs), touched, count,
                            _dummy(np.float64) if pf is None else pf, get_num_threads(), args)
+
+
+def advance_more(fn, indptr, indices, weights, n_local, queue, nxt, len0, outbox, args, counter,
+                 most_rounds):
+    """advance_rounds on the calling thread while the queues stay short enough for it (a
+    parallel launch would cost them more than their work)."""
+    _, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
+                      RECORD=outbox is not None)
+    touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
+    return ser(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
+               queue, nxt, len0, touched, count,
+               np.zeros(1, np.int64) if counter is None else counter, FUSE_EDGES, FUSE_EDGES,
+               most_rounds, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,

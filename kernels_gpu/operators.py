@@ -50,6 +50,8 @@ THREADS = 256
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
 EDGE_BLOCKS_PER_SM = 8      # advance: enough resident threads per SM to hide latency
+FUSE_THREADS = 1024         # advance's local rounds in one launch: one block of this many
+FUSE_EDGES = 16384          # ... while a round holds at most this many edges
 ROW_THREADS = 1 if SIMULATED else WARP     # pull_warp: threads per row
 # threads per block under the simulator, which starts a Python thread per thread of a block:
 # small blocks keep the simulated tests (tests/sim_driver.py) quick
@@ -164,6 +166,60 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
                         touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
         cuda.syncthreads()          # the next run rewrites span
         k0 += stride
+
+
+def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched, touched_len,
+                   counter, most_edges, most_rounds, scratch, args):
+    """Rounds after a walk, in one block (its barriers between the rounds, no host between
+    them): while the vertices appended to `nxt` (len0[0] of them) are at least one and hold at
+    most most_edges edges, and fewer than most_rounds rounds ran, counter[0] grows by one and
+    they are walked, a thread per vertex, the vertices they select appended to the other array.
+    scratch[2] = the rounds walked: the last appended queue is in `queue` when that count is
+    odd, else in `nxt`. scratch[0:2]: the round's length and edges, read by every thread."""
+    tid = cuda.threadIdx.x
+    rounds = 0
+    walked, appended = queue, nxt
+    while rounds < most_rounds:
+        if tid == 0:
+            scratch[0] = len0[0]
+            scratch[1] = 0
+        cuda.syncthreads()
+        qlen = scratch[0]
+        edges = 0
+        i = tid
+        while i < qlen:
+            v = nonneg(appended[i])
+            edges += indptr[v + 1] - indptr[v]
+            i += cuda.blockDim.x
+        cuda.atomic.add(scratch, 1, edges)
+        cuda.syncthreads()
+        if qlen == 0 or scratch[1] > most_edges:
+            break
+        walked, appended = appended, walked
+        cuda.syncthreads()          # every thread has read len0 before it restarts
+        if tid == 0:
+            len0[0] = 0
+            counter[0] += 1
+        cuda.syncthreads()
+        rounds += 1
+        i = tid
+        while i < qlen:
+            v = nonneg(walked[i])
+            for e in range(nonneg(indptr[v]), indptr[v + 1]):
+                t = nonneg(indices[e])
+                if WEIGHTED:
+                    r = functor(v, t, weights[e], args)
+                else:
+                    r = functor(v, t, 1.0, args)
+                if r:
+                    if t < n_local:
+                        appended[cuda.atomic.add(len0, 0, 1)] = t
+                    elif RECORD:
+                        touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
+            i += cuda.blockDim.x
+        cuda.syncthreads()
+    if tid == 0:
+        scratch[2] = rounds
 
 
 def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
@@ -618,6 +674,22 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
     k(p.edge_grid, p.block, indptr, indices, p.floats if weights is None else weights,
       n_local, queue, _offsets(indptr, queue, qlen), qlen, *p.outs(outs), touched, count,
       p.ints if consume is None else consume, args)
+
+
+def advance_more(fn, indptr, indices, weights, n_local, queue, nxt, len0, outbox, args, counter,
+                 most_rounds):
+    """advance_rounds in one block of FUSE_THREADS while a round holds at most FUSE_EDGES
+    edges; returns the rounds it ran (a copy to the host, which waits for it)."""
+    k = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
+                 RECORD=outbox is not None)
+    p = _place()
+    touched, count = (outbox.touched, outbox.count) if outbox is not None else (p.ints, p.ints)
+    scratch = p.xp.zeros(4, dtype=np.int64)     # [3]: the counter where none is given
+    block = p.block if SIMULATED or COMPILE_ONLY else FUSE_THREADS
+    k(1, block, indptr, indices, p.floats if weights is None else weights, n_local, queue, nxt,
+      len0, touched, count, scratch[3:] if counter is None else counter, FUSE_EDGES,
+      most_rounds, scratch, args)
+    return int(scratch[2])
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,

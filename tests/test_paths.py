@@ -98,6 +98,26 @@ def test_bc_forward_steps_pushed_or_pulled_on_every_platform(gname, monkeypatch)
                     assert "forward_pull" in forward, forward
 
 
+def test_a_traversal_on_one_partition_goes_async_on_a_high_diameter_graph():
+    """BFS on a road grid: a single partition (CPU only, or one emulated GPU) takes sync steps
+    for HIGH_DIAMETER supersteps, then finishes in one async superstep of many local rounds (run
+    in one launch); the levels are the reference's. Two partitions stay sync."""
+    from bsp.paths import HIGH_DIAMETER
+    graph = totem_py.generate("road:10", seed=1)
+    source = default_source(graph)
+    alg = make("bfs", graph, source)
+    for share, device in ((1.0, "cpu"), (0.0, "emulated"), (0.5, "emulated")):
+        got, records = Engine(partition(graph, "HIGH", share, 1, seed=1), device).run(alg)
+        check(alg, graph, got, f"auto {share} {device}")
+        paths = [r["path"] for r in records]
+        if share == 0.5:
+            assert "async" not in ",".join(paths)
+            continue
+        assert len(paths) == HIGH_DIAMETER + 1 and paths[-1] == "async-push-dd"
+        assert all(p.startswith("sync-") for p in paths[:-1])
+        assert sum(records[-1]["rounds"]) > 1
+
+
 def test_sssp_on_a_road_grid_takes_fewer_supersteps_async():
     """One partition: async relaxes the whole graph in one superstep; several: fewer than
     sync's, same distances."""

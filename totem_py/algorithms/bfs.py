@@ -53,17 +53,15 @@ def claim_message(v, m, level):
     return m != UNVISITED and atomic_min(level, v, m) == UNVISITED
 
 
-def lower(s, t, w, level, queued, mark, n_local):
-    """Async: t's level drops to s's plus one; true for the writer that first queues t in this
-    round (`queued[t]` takes the round's mark), a ghost slot for its first message of the
-    superstep."""
+def lower(s, t, w, level, n_local):
+    """Async: t's level drops to s's plus one; true for the writer that lowers it (a ghost slot:
+    for its first message of the superstep). A vertex lowered twice in a round is queued twice
+    and walked twice, the second time for nothing."""
     nd = level[s] + 1
     if nd < level[t]:
         old = atomic_min(level, t, nd)
         if nd < old:
-            if t >= n_local:
-                return old == UNVISITED
-            return queued[t] != mark and atomic_max(queued, t, mark) != mark
+            return old == UNVISITED if t >= n_local else True
     return False
 
 
@@ -188,11 +186,9 @@ class BFS(Algorithm):
     def compute(self, part, step, mode, box):
         s = part.state
         if part.path is not None and part.path.asynchronous:
-            if not hasattr(s, "queued"):
-                s.queued, s.mark = part.full(part.n_local, 0, np.int32), 0
-            s.mark += 1
-            advance(part, "out", s.frontier, lower, s.level, s.queued, s.mark, part.n_local,
-                    outbox=box)
+            # small rounds go on in the same launch
+            advance(part, "out", s.frontier, lower, s.level, part.n_local, outbox=box,
+                    rounds=True)
         elif mode.name == "push":
             advance(part, "out", s.frontier, claim, s.level, step, outbox=box)
         elif s.unreached:
