@@ -239,12 +239,16 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     rounds: PageRank-Delta takes the residuals pushed so far).
     `rounds` (an async path's local rounds in one launch, as SEP-Graph runs them): True, or a
     one-element int64 array on the partition's device that functors may read. The vertices the
-    walk appends to the Frontier `frontier` are then walked too, and those they select, round
-    after round in the same launch, while a round is small (the backend's bound: a few thousand
-    edges on a CPU thread, one block of threads on a GPU), within the superstep's ROUNDS; an
-    array's rounds[0] grows by one before each of these rounds. Returns how many ran (0 without
-    `rounds`, with other lists or a source, or where the edges stream), which `part.rounds`
-    counts too; the frontier's next queue then holds what the last one appended."""
+    walk appends to the first list (`out`'s, or the frontier's next queue) are then walked too,
+    and those they select, round after round in the same launch, while a round is small (the
+    backend's bound: a few thousand edges on a CPU thread, one block of threads on a GPU),
+    within the superstep's ROUNDS (and `most`, given as (rounds, most)); each round appends to the array the round before walked
+    (the first list's counter counting it), and to the second list. An array's rounds[0] grows
+    by one before each of these rounds. Returns how many ran (0 without `rounds`, with a
+    source, or where the edges stream), which `part.rounds` counts too. When odd, the queue's
+    array and the first list's have exchanged roles: a Frontier's are swapped back here (its
+    next queue then holds what the last round appended); a caller that passed arrays swaps its
+    own."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
         queue, qlen = frontier.items, frontier.length
@@ -262,17 +266,18 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
             ops.map_vertices(source, n, seg, (), source_args, False, None, None)
         ops.advance(edge_fn, indptr, indices, weights, v.n_local, seg, n, lists, outbox, pf,
                     args, consume)
-    if rounds is None or out is not frontier or source is not None \
-            or getattr(v, "stream", None) is not None:
+    if rounds is None or source is not None or getattr(v, "stream", None) is not None \
+            or not lists or isinstance(out, Frontier) and out is not frontier:
         return 0
-    most = ROUNDS - 1 - part.rounds     # this walk is a round of the superstep's too
+    counter, most = rounds if isinstance(rounds, tuple) else (rounds, ROUNDS)
+    counter = None if counter is True else counter
+    most = min(most, ROUNDS - 1 - part.rounds)     # this walk is a round of the superstep's too
     if most <= 0:
         return 0
     # the edges are resident: one segment, the whole arrays
-    counter = None if rounds is True else rounds
-    more = ops.advance_more(edge_fn, indptr, indices, weights, v.n_local, frontier.items,
-                            frontier.next, frontier.next_len, outbox, args, counter, most)
-    if more % 2:
+    more = ops.advance_more(edge_fn, indptr, indices, weights, v.n_local, queue, lists, outbox,
+                            args, counter, most)
+    if more % 2 and isinstance(frontier, Frontier) and out is frontier:
         frontier.items, frontier.next = frontier.next, frontier.items
     part.rounds += more
     return more

@@ -120,13 +120,14 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
         flush(sent, n_sent, touched, touched_len)
 
 
-def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched, touched_len,
-                   counter, most_items, most_edges, most_rounds, args):
+def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, out1, len1, touched,
+                   touched_len, counter, most_items, most_edges, most_rounds, args):
     """Rounds after a walk, serially on the calling thread: while the vertices appended to `nxt`
     (len0[0] of them) are at least one, at most most_items holding at most most_edges edges,
     and fewer than most_rounds rounds ran, counter[0] grows by one and they are walked, the
-    vertices they select appended to the other array. Returns the rounds walked: the last
-    appended queue is in `queue` when that count is odd, else in `nxt`."""
+    vertices they select appended to the other array (counted by len0 again; with OUTPUTS 2,
+    those for which the functor gives 2 to out1). Returns the rounds walked: the arrays `queue`
+    and `nxt` have exchanged roles when that count is odd."""
     rounds = 0
     walked, appended = queue, nxt
     while rounds < most_rounds:
@@ -147,8 +148,12 @@ def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched,
                     r = functor(v, t, 1.0, args)
                 if r:
                     if t < n_local:
-                        appended[len0[0]] = t
-                        len0[0] += 1
+                        if OUTPUTS > 1 and r == 2:
+                            out1[len1[0]] = t
+                            len1[0] += 1
+                        else:
+                            appended[len0[0]] = t
+                            len0[0] += 1
                     elif RECORD:
                         touched[touched_len[0]] = t - n_local
                         touched_len[0] += 1
@@ -467,15 +472,17 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
                            _dummy(np.float64) if pf is None else pf, get_num_threads(), args)
 
 
-def advance_more(fn, indptr, indices, weights, n_local, queue, nxt, len0, outbox, args, counter,
+def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, args, counter,
                  most_rounds):
     """advance_rounds on the calling thread while the queues stay short enough for it (a
-    parallel launch would cost them more than their work)."""
+    parallel launch would cost them more than their work); `outs`: the next queue's (array,
+    counter) pair, and a second list's."""
     _, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
-                      RECORD=outbox is not None)
+                      RECORD=outbox is not None, OUTPUTS=len(outs))
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
+    nxt, len0, out1, len1 = _outs(outs)
     return ser(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
-               queue, nxt, len0, touched, count,
+               queue, nxt, len0, out1, len1, touched, count,
                np.zeros(1, np.int64) if counter is None else counter, FUSE_EDGES, FUSE_EDGES,
                most_rounds, args)
 

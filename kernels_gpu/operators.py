@@ -168,14 +168,15 @@ def advance_lb(indptr, indices, weights, n_local, queue, offs, qlen, out0, len0,
         k0 += stride
 
 
-def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched, touched_len,
-                   counter, most_edges, most_rounds, scratch, args):
+def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, out1, len1, touched,
+                   touched_len, counter, most_edges, most_rounds, scratch, args):
     """Rounds after a walk, in one block (its barriers between the rounds, no host between
     them): while the vertices appended to `nxt` (len0[0] of them) are at least one and hold at
     most most_edges edges, and fewer than most_rounds rounds ran, counter[0] grows by one and
-    they are walked, a thread per vertex, the vertices they select appended to the other array.
-    scratch[2] = the rounds walked: the last appended queue is in `queue` when that count is
-    odd, else in `nxt`. scratch[0:2]: the round's length and edges, read by every thread."""
+    they are walked, a thread per vertex, the vertices they select appended to the other array
+    (counted by len0 again; with OUTPUTS 2, those for which the functor gives 2 to out1).
+    scratch[2] = the rounds walked: the arrays `queue` and `nxt` have exchanged roles when that
+    count is odd. scratch[0:2]: the round's length and edges, read by every thread."""
     tid = cuda.threadIdx.x
     rounds = 0
     walked, appended = queue, nxt
@@ -213,7 +214,10 @@ def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, touched,
                     r = functor(v, t, 1.0, args)
                 if r:
                     if t < n_local:
-                        appended[cuda.atomic.add(len0, 0, 1)] = t
+                        if OUTPUTS > 1 and r == 2:
+                            out1[cuda.atomic.add(len1, 0, 1)] = t
+                        else:
+                            appended[cuda.atomic.add(len0, 0, 1)] = t
                     elif RECORD:
                         touched[cuda.atomic.add(touched_len, 0, 1)] = t - n_local
             i += cuda.blockDim.x
@@ -676,18 +680,19 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
       p.ints if consume is None else consume, args)
 
 
-def advance_more(fn, indptr, indices, weights, n_local, queue, nxt, len0, outbox, args, counter,
+def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, args, counter,
                  most_rounds):
     """advance_rounds in one block of FUSE_THREADS while a round holds at most FUSE_EDGES
-    edges; returns the rounds it ran (a copy to the host, which waits for it)."""
+    edges; returns the rounds it ran (a copy to the host, which waits for it). `outs`: the next
+    queue's (array, counter) pair, and a second list's."""
     k = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
-                 RECORD=outbox is not None)
+                 RECORD=outbox is not None, OUTPUTS=len(outs))
     p = _place()
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (p.ints, p.ints)
     scratch = p.xp.zeros(4, dtype=np.int64)     # [3]: the counter where none is given
     block = p.block if SIMULATED or COMPILE_ONLY else FUSE_THREADS
-    k(1, block, indptr, indices, p.floats if weights is None else weights, n_local, queue, nxt,
-      len0, touched, count, scratch[3:] if counter is None else counter, FUSE_EDGES,
+    k(1, block, indptr, indices, p.floats if weights is None else weights, n_local, queue,
+      *p.outs(outs), touched, count, scratch[3:] if counter is None else counter, FUSE_EDGES,
       most_rounds, scratch, args)
     return int(scratch[2])
 

@@ -85,19 +85,20 @@ def listed(v, d, pending, mark, bound, far_min):
 
 
 def relax(s, t, w, dist, pending, mark, bound, far_min, n_local):
+    """`mark`: a one-element array holding the near list's mark."""
     nd = dist[s] + w
     if nd < dist[t]:
         old = atomic_min(dist, t, nd)
         if nd < old:
             if t >= n_local:
                 return old == np.inf        # the ghost slot's first message this step
-            return listed(t, nd, pending, mark, bound, far_min)
+            return listed(t, nd, pending, mark[0], bound, far_min)
     return 0
 
 
 def relax_message(v, m, dist, pending, mark, bound, far_min):
     if m < dist[v] and m < atomic_min(dist, v, m):
-        return listed(v, m, pending, mark, bound, far_min)
+        return listed(v, m, pending, mark[0], bound, far_min)
     return 0
 
 
@@ -251,7 +252,8 @@ class SSSP(Algorithm):
         s.pending = part.flags(n)
         s.queue, s.queue_len = part.empty(n, np.int64), part.full(1, 0, np.int64)
         s.near, s.near_len = part.empty(n, np.int64), part.full(1, 0, np.int64)
-        s.mark = FIRST_MARK     # the near list's
+        s.mark = FIRST_MARK     # the near list's, and on the device for the functors
+        s.marks = part.full(1, FIRST_MARK, np.int64)
         s.last_mark = int(np.iinfo(s.pending.dtype).max)
         # a vertex enters the far list once at most (once near, its distance stays below every
         # later bound), so n entries are room enough, stale ones included
@@ -291,10 +293,18 @@ class SSSP(Algorithm):
             vertex_map(part, unmarked, s.pending)
             s.mark = FIRST_MARK - 1
         s.mark += 1
+        put(part, s.marks, 0, s.mark)
         s.queue, s.queue_len, s.near, s.near_len = s.near, s.near_len, s.queue, s.queue_len
-        advance(part, "out", s.queue, relax, s.dist, s.pending, s.mark, s.bound, s.far_min,
-                part.n_local, length=qlen, consume=s.queue_len,
-                out=((s.near, s.near_len), (s.far, s.far_len)), outbox=box)
+        # async: the near list's small rounds go on in the same launch, each with the next mark
+        rounds = ((s.marks, s.last_mark - s.mark) if part.path is not None
+                  and part.path.asynchronous else None)
+        more = advance(part, "out", s.queue, relax, s.dist, s.pending, s.marks, s.bound,
+                       s.far_min, part.n_local, length=qlen, consume=s.queue_len,
+                       out=((s.near, s.near_len), (s.far, s.far_len)), outbox=box,
+                       rounds=rounds)
+        s.mark += more
+        if more % 2:        # the last round appended to the array the queue was in
+            s.queue, s.near = s.near, s.queue
 
     def next_round(self, part, step, mode):
         """Async: the near list again while it holds vertices; else this partition's next
@@ -315,7 +325,7 @@ class SSSP(Algorithm):
 
     def scatter(self, part, step, mode, inbox):
         s = part.state
-        receive(part, inbox, relax_message, s.dist, s.pending, s.mark, s.bound, s.far_min,
+        receive(part, inbox, relax_message, s.dist, s.pending, s.marks, s.bound, s.far_min,
                 out=((s.near, s.near_len), (s.far, s.far_len)))
 
     def vote(self, part, step):
