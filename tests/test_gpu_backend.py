@@ -17,7 +17,7 @@ from tests.support.matrix import algorithms, check_matrix
 from tests.support.toys import toy_graphs, with_random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATES = ["advance_lb", "bitmap", "pull_thread", "pull_warp", "scatter", "vertex_map",
+TEMPLATES = ["advance_lb", "advance_rounds", "bitmap", "pull_thread", "pull_warp", "scatter", "vertex_map",
              "vertex_values"]
 
 

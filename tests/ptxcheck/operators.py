@@ -15,9 +15,9 @@ def _both(name):
     return call
 
 
-advance, pull, intersect, map_vertices, map_values, map_inbox, map_bits = (
-    _both(n) for n in ("advance", "pull", "intersect", "map_vertices", "map_values", "map_inbox",
-                       "map_bits"))
+advance, advance_more, pull, intersect, map_vertices, map_values, map_inbox, map_bits = (
+    _both(n) for n in ("advance", "advance_more", "pull", "intersect", "map_vertices",
+                       "map_values", "map_inbox", "map_bits"))
 
 
 def gather_rows(*args):

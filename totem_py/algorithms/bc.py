@@ -328,13 +328,14 @@ class BC(Algorithm):
     def _pulls(self):
         """Whether a forward step is pulled: when its frontier's out-edges F, each pushed with an
         atomic add, cost more than reading the in-edges U of every vertex not yet reached and
-        testing each vertex once: PUSH_COST * F > U + n."""
+        testing each vertex once: PUSH_COST * F > U + n; never where a GPU partition reads
+        edges from host memory, whose bytes a pull would multiply."""
         total = self.last
         if self.depth == 0 or total is None:
             self.reached = 0
             return False
-        n, m = total.sums
-        return PUSH_COST * total.edges > (m - self.reached) + n
+        n, m, streamed = total.sums
+        return not streamed and PUSH_COST * total.edges > (m - self.reached) + n
 
     def init(self, part):
         part.state.bc = part.full(part.n_local, 0.0, np.float64)
@@ -426,8 +427,10 @@ class BC(Algorithm):
 
     @staticmethod
     def _sizes(part):
-        """The partition's vertices and out-edges: summed, the graph's (the direction rule's)."""
-        return float(part.n_local), float(part.views["out"].host.indices.size)
+        """The partition's vertices and out-edges (summed, the graph's) and whether it reads
+        edges from host memory: the direction rule's."""
+        return (float(part.n_local), float(part.views["out"].host.indices.size),
+                float(not part.edges_resident))
 
     @staticmethod
     def _keep_level(s):
