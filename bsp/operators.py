@@ -237,18 +237,18 @@ def advance(part, view, frontier, edge_fn, *args, length=None, out=None, outbox=
     zero-copy rows in up to ASYNC_PIECES pieces), each segment's sources taken right before its
     edges: what earlier segments of the superstep wrote reaches them (HyTGraph's asynchronous
     rounds: PageRank-Delta takes the residuals pushed so far).
-    `rounds` (an async path's local rounds in one launch, as SEP-Graph runs them): True, or a
-    one-element int64 array on the partition's device that functors may read. The vertices the
-    walk appends to the first list (`out`'s, or the frontier's next queue) are then walked too,
-    and those they select, round after round in the same launch, while a round is small (the
-    backend's bound: a few thousand edges on a CPU thread, one block of threads on a GPU),
-    within the superstep's ROUNDS (and `most`, given as (rounds, most)); each round appends to the array the round before walked
-    (the first list's counter counting it), and to the second list. An array's rounds[0] grows
-    by one before each of these rounds. Returns how many ran (0 without `rounds`, with a
-    source, or where the edges stream), which `part.rounds` counts too. When odd, the queue's
-    array and the first list's have exchanged roles: a Frontier's are swapped back here (its
-    next queue then holds what the last round appended); a caller that passed arrays swaps its
-    own."""
+    `rounds` (an async path's local rounds in one launch, as SEP-Graph runs them): True, a
+    one-element int64 array on the partition's device that functors may read, or (either,
+    most). The vertices the walk appends to the first list (`out`'s, or the frontier's next
+    queue) are then walked too, and those they select, round after round in the same launch,
+    while a round is small (the backend's bound: a few thousand edges on a CPU thread, one
+    block of threads on a GPU), within the superstep's ROUNDS and `most`; each round appends to
+    the array the round before walked (the first list's counter counting it), and to the second
+    list. An array's rounds[0] grows by one before each of these rounds. Returns how many ran
+    (0 without `rounds`, with a source, or where the edges stream), which `part.rounds` counts
+    too. When odd, the queue's array and the first list's have exchanged roles: a Frontier's
+    are swapped back here (its next queue then holds what the last round appended); a caller
+    that passed arrays swaps its own."""
     v = _view(part, view)
     if isinstance(frontier, Frontier):
         queue, qlen = frontier.items, frontier.length
