@@ -55,7 +55,6 @@ from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, ker
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
-FUSE_EDGES = 16384      # rounds of at most this many vertices and edges run in one serial call
 
 
 def functor(*args):
@@ -474,8 +473,8 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, args, counter,
                  most_rounds):
-    """advance_rounds on the calling thread while the queues stay short enough for it (a
-    parallel launch would cost them more than their work); `outs`: the next queue's (array,
+    """advance_rounds on the calling thread while a round holds at most SERIAL_EDGES edges (a
+    parallel launch would cost it more than its work); `outs`: the next queue's (array,
     counter) pair, and a second list's."""
     _, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
                       RECORD=outbox is not None, OUTPUTS=len(outs))
@@ -483,8 +482,8 @@ def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, arg
     nxt, len0, out1, len1 = _outs(outs)
     return ser(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
                queue, nxt, len0, out1, len1, touched, count,
-               np.zeros(1, np.int64) if counter is None else counter, FUSE_EDGES, FUSE_EDGES,
-               most_rounds, args)
+               np.zeros(1, np.int64) if counter is None else counter, SERIAL_EDGES,
+               SERIAL_EDGES, most_rounds, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
