@@ -55,6 +55,7 @@ from .common import (SOURCE, as_result, checked_source, collect, edge_ends, firs
 DIST = Message(np.float64, "min", np.inf)
 FAR, FIRST_MARK = 1, 2     # pending flags: on the far list; near lists' marks from 2 (0: neither)
 GPU_WIDER = 2
+SPARSE = 16     # mean degree below which buckets widen (default_delta)
 ULPS = 4        # the verifier's slack for fractional weights, in units in the last place
 CPU_SLOTS, LINE = 64, 8     # far_min: slots of LINE float64 (a 64-byte line each); 1 on a GPU
 
@@ -123,7 +124,10 @@ def unmarked(v, pending):
 
 def default_delta(graph, gpus=False):
     """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
-    weights; 2 was fastest among factors 1/64..64 on rmat:20-24). GPUs want more work per
+    weights; 2 was fastest among factors 1/64..64 on rmat:20-24), times SPARSE / mean degree
+    where the mean degree is below SPARSE: a sparse graph of high diameter (a road network)
+    would otherwise take thousands of buckets of a few vertices each (road:18-22, CPU: 4-8x
+    wider took about half the time). GPUs want more work per
     superstep: GPU_WIDER times wider when every partition is a GPU (`experiments.sssp_delta`,
     docs/results/sssp_delta_h100.txt; wider buckets cost more relaxations than the supersteps
     they save, and more streamed edge bytes). A hybrid run keeps
@@ -134,7 +138,7 @@ def default_delta(graph, gpus=False):
     with np.errstate(over="ignore"):       # weights near the largest double: an infinite mean
         mean_w = float(graph.weights.mean()) if graph.weights is not None else 1.0
     mean_deg = graph.n_edges / max(graph.n_vertices, 1)
-    width = mean_w * 2.0 / mean_deg * (GPU_WIDER if gpus else 1)
+    width = mean_w * 2.0 / mean_deg * max(SPARSE / mean_deg, 1.0) * (GPU_WIDER if gpus else 1)
     return max(width, 1e-9)
 
 
