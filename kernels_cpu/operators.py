@@ -55,6 +55,7 @@ from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, ker
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
 SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
+FUSE_EDGES = 8192       # advance's rounds: about the serial work of a round back through the host
 
 
 def functor(*args):
@@ -473,17 +474,20 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, args, counter,
                  most_rounds):
-    """advance_rounds on the calling thread while a round holds at most SERIAL_EDGES edges (a
-    parallel launch would cost it more than its work); `outs`: the next queue's (array,
-    counter) pair, and a second list's."""
+    """advance_rounds on the calling thread while a round is worth no parallel launch: it holds
+    at most FUSE_EDGES * T / (T - 1) edges on T threads (a round back through the host costs
+    about FUSE_EDGES edges' serial work, and T threads would save 1 - 1/T of the round's; one
+    thread: no bound). `outs`: the next queue's (array, counter) pair, and a second list's."""
+    threads = get_num_threads()
+    most_edges = FUSE_EDGES * threads // (threads - 1) if threads > 1 else 1 << 62
     _, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
                       RECORD=outbox is not None, OUTPUTS=len(outs))
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
     nxt, len0, out1, len1 = _outs(outs)
     return ser(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
                queue, nxt, len0, out1, len1, touched, count,
-               np.zeros(1, np.int64) if counter is None else counter, SERIAL_EDGES,
-               SERIAL_EDGES, most_rounds, args)
+               np.zeros(1, np.int64) if counter is None else counter, most_edges, most_edges,
+               most_rounds, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,
