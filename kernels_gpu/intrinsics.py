@@ -3,8 +3,12 @@
 numba-cuda 0.30 registers an overload of `np.row_stack`, which NumPy 2.5 removed: its first
 compilation then fails with an AttributeError. `np.row_stack` was an alias of `np.vstack`, so
 it is put back before numba.cuda loads. Under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1)
-functors run as Python and call the intrinsics' own definitions: nothing is registered.
+functors run as Python and call the intrinsics' own definitions: nothing is registered, and the
+interpreter's switch interval drops to 0.1 ms, since the simulator's threads hand the GIL over at
+every barrier and each handover otherwise waits out a whole interval (5 ms by default).
 """
+
+import sys
 
 import numpy as np
 
@@ -16,6 +20,8 @@ from numba import config, cuda  # noqa: E402
 from kernels_cpu import intrinsics  # noqa: E402
 
 SIMULATED = bool(config.ENABLE_CUDASIM)
+if SIMULATED:
+    sys.setswitchinterval(1e-4)
 
 
 def _float_minmax(less):

@@ -44,10 +44,6 @@ def graphs():
 
 
 def main(report):
-    # the simulator's block manager polls its threads holding the GIL: a thread waits for it
-    # a whole switch interval (5 ms by default) at each handover; 0.1 ms made this run 1.7x
-    # faster (2-core machine)
-    sys.setswitchinterval(1e-4)
     import kernels_gpu.operators as gpu
     assert gpu.SIMULATED, "numba.cuda was loaded without its simulator"
     started = time.perf_counter()
