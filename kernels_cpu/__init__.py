@@ -152,17 +152,43 @@ def _compile_lock(dispatcher):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+class _Miss(Exception):
+    pass
+
+
+class _CacheOnly:
+    """A dispatcher's compiler while the dispatcher only looks in its cache: whatever is asked
+    of it (a compile after a miss) raises _Miss."""
+
+    def __getattr__(self, name):
+        raise _Miss
+
+
 def compile_once_per_machine():
     """Processes that need the same kernel at once (pytest-xdist workers, the ranks of a first
     mpirun, several runs started together) compile it once: a dispatcher compiles a new
     signature under its cache entry's file lock, so the others wait for it and then load what
-    it saved."""
+    it saved. A signature the cache holds loads without the lock (ranks starting together load
+    their kernels side by side)."""
     from numba.core import dispatcher
+    from numba.core.compiler_lock import global_compiler_lock
     plain = dispatcher.Dispatcher.compile
     if getattr(plain, "locked", False):
         return
 
     def compile(self, sig):
+        with global_compiler_lock:      # (one thread at a time swaps the compiler)
+            compiler = getattr(self, "_compiler", None)
+            if compiler is not None and getattr(self, "_cache", None) is not None:
+                self._compiler = _CacheOnly()       # a load from the cache takes no lock
+                try:
+                    return plain(self, sig)
+                except _Miss:       # counted again below, as a hit or a miss
+                    misses = getattr(self, "_cache_misses", None)
+                    if misses is not None:
+                        misses[sig] -= 1
+                finally:
+                    self._compiler = compiler
         with _compile_lock(self):
             return plain(self, sig)
     compile.locked = True
