@@ -75,7 +75,7 @@ def _watch_compiles(progress):
 
         def on_end(self, ev):
             self.depth -= 1
-            if self.depth == 0:
+            if self.depth == 0 and not ev.is_failed:     # (a look in the cache only fails)
                 _WATCHING.compiled += 1
                 _WATCHING.compile_s += time.perf_counter() - self.t0
 
