@@ -37,6 +37,7 @@ totem_py.Algorithm, a subclass of Program.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -120,12 +121,12 @@ class Path:
     worklist: str
     priority: bool = False
 
-    @property
+    @cached_property
     def name(self):
         tail = "-prio" if self.priority else ""
         return f"{self.rounds}-{self.direction}-{self.worklist}{tail}"
 
-    @property
+    @cached_property
     def asynchronous(self):
         return self.rounds == "async"
 

@@ -195,7 +195,7 @@ def exchange_push(parts, host_views, mode, buffers):
     identity = msg.dtype.type(msg.identity)
     direct = direct_pairs(parts)
     sent, pieces, split, known = [], [[] for _ in host_views], [], 0
-    arrived = {q.pid: [] for q in parts}       # device to device: what each receiver folds
+    arrived = {q.pid: [] for q in parts} if direct else None     # what each GPU receiver folds
     for p in parts:
         view = host_views[p.pid]
         if view.n_ghosts == 0:
@@ -203,8 +203,9 @@ def exchange_push(parts, host_views, mode, buffers):
         outbox = p.outboxes[mode.name]
         owners = view.owners
         peers = _peers(p, parts, view, direct)
-        via_host = [q for q in range(len(host_views)) if q != p.pid and q not in
-                    {r.pid for r in peers} and view.ghost_ptr[q + 1] > view.ghost_ptr[q]]
+        skip = {p.pid, *(r.pid for r in peers)} if peers else (p.pid,)
+        ptr = view.ghost_ptr
+        via_host = [q for q in range(len(host_views)) if q not in skip and ptr[q + 1] > ptr[q]]
         n, touched = 0, None
         if via_host:
             with p.context():

@@ -64,31 +64,42 @@ class Paths:
         self.work = [0] * len(parts)
         self.steps = 0                              # supersteps chosen for so far
         self.single = len(parts) == 1 and parts[0].plan.n_partitions == 1
+        self._mine = [{} for _ in parts]            # (exchange, view) -> the candidates
 
     def choose(self, mode, votes):
         """Each partition's path for a superstep of `mode` (`votes`: the last superstep's, or
         None before the first), set as `part.path`; returns the record's `path`: one name, or
         the partitions' as "pid:name" joined by commas where they differ."""
-        names = []
         self.steps += 1
+        paths = []
         for i, part in enumerate(self.parts):
-            path = self.forced or self._auto(i, part, mode, votes)
-            part.path = path
-            names.append(path.name)
-        if len(set(names)) <= 1:
-            return names[0] if names else ""
-        return ",".join(f"{p.pid}:{n}" for p, n in zip(self.parts, names))
+            part.path = path = self.forced or self._auto(i, part, mode, votes)
+            paths.append(path)
+        if all(p.name == paths[0].name for p in paths):
+            return paths[0].name if paths else ""
+        return ",".join(f"{p.pid}:{path.name}" for p, path in zip(self.parts, paths))
+
+    def _candidates(self, i, part, mode):
+        """The paths partition i may take in a superstep of `mode` (they depend only on the
+        mode's direction and view: made once a run)."""
+        key = (mode.exchange, mode.view)
+        mine = self._mine[i].get(key)
+        if mine is None:
+            mine = [p for p in self.candidates if p.direction == mode.exchange] \
+                or [p for p in self.offered if p.direction == mode.exchange] or self.offered
+            view = part.views[mode.view].host
+            if view.boundary_edges > BOUNDARY * view.indices.size:
+                mine = [p for p in mine if not p.asynchronous] or mine
+            self._mine[i][key] = mine
+        return mine
 
     def _auto(self, i, part, mode, votes):
-        mine = [p for p in self.candidates if p.direction == mode.exchange] \
-            or [p for p in self.offered if p.direction == mode.exchange] or self.offered
-        view = part.views[mode.view].host
-        if view.boundary_edges > BOUNDARY * view.indices.size:
-            mine = [p for p in mine if not p.asynchronous] or mine
+        mine = self._candidates(i, part, mode)
         if not self.iterative:
-            deep = [p for p in self.offered if p.direction == mode.exchange and p.asynchronous]
-            if self.single and self.steps > HIGH_DIAMETER and deep:
-                return deep[0]
+            if self.single and self.steps > HIGH_DIAMETER:
+                deep = [p for p in self.offered if p.direction == mode.exchange and p.asynchronous]
+                if deep:
+                    return deep[0]
             return mine[0]
         if len(mine) == 1:
             return mine[0]
