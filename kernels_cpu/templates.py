@@ -14,6 +14,7 @@ adapter per functor that calls it with the tuple's items (kernels_gpu/operators.
 """
 
 import enum
+import functools
 import hashlib
 import inspect
 import types
@@ -46,10 +47,12 @@ REDUCTIONS = {"sum": Reduction.SUM, "min": Reduction.MIN, "max": Reduction.MAX}
 TOTAL_DTYPES = (np.float64, np.float32, np.int64, np.int32)
 
 
+@functools.lru_cache(maxsize=None)
 def reduction(reduce, dtype):
     """The switches of a reducing template for `reduce` ("sum", "min", "max") into `dtype` (one
     of TOTAL_DTYPES): REDUCTION (a Reduction), TOTAL (the NumPy scalar type of a row's total)
-    and IDENTITY (where a row's total starts); a ValueError for others."""
+    and IDENTITY (where a row's total starts); a ValueError for others. Memoised: an operator
+    asks for them at each call (the dict returned is shared: not to be changed)."""
     op = REDUCTIONS.get(reduce)
     kind = np.dtype(dtype).type
     if op is None or kind not in TOTAL_DTYPES:
