@@ -195,7 +195,7 @@ def exchange_push(parts, host_views, mode, buffers):
     identity = msg.dtype.type(msg.identity)
     direct = direct_pairs(parts)
     sent, pieces, split, known = [], [[] for _ in host_views], [], 0
-    arrived = {q.pid: [] for q in parts} if direct else None     # what each GPU receiver folds
+    arrived = {q.pid: [] for q in parts}       # device to device: what each receiver folds
     for p in parts:
         view = host_views[p.pid]
         if view.n_ghosts == 0:
@@ -203,7 +203,7 @@ def exchange_push(parts, host_views, mode, buffers):
         outbox = p.outboxes[mode.name]
         owners = view.owners
         peers = _peers(p, parts, view, direct)
-        skip = {p.pid, *(r.pid for r in peers)} if peers else (p.pid,)
+        skip = {p.pid, *(r.pid for r in peers)}
         ptr = view.ghost_ptr
         via_host = [q for q in range(len(host_views)) if q not in skip and ptr[q + 1] > ptr[q]]
         n, touched = 0, None

@@ -70,14 +70,15 @@ class Paths:
         """Each partition's path for a superstep of `mode` (`votes`: the last superstep's, or
         None before the first), set as `part.path`; returns the record's `path`: one name, or
         the partitions' as "pid:name" joined by commas where they differ."""
+        names = []
         self.steps += 1
-        paths = []
         for i, part in enumerate(self.parts):
-            part.path = path = self.forced or self._auto(i, part, mode, votes)
-            paths.append(path)
-        if all(p.name == paths[0].name for p in paths):
-            return paths[0].name if paths else ""
-        return ",".join(f"{p.pid}:{path.name}" for p, path in zip(self.parts, paths))
+            path = self.forced or self._auto(i, part, mode, votes)
+            part.path = path
+            names.append(path.name)
+        if len(set(names)) <= 1:
+            return names[0] if names else ""
+        return ",".join(f"{p.pid}:{n}" for p, n in zip(self.parts, names))
 
     def _candidates(self, i, part, mode):
         """The paths partition i may take in a superstep of `mode` (they depend only on the

@@ -55,8 +55,8 @@ def test_start_refuses_where_nothing_is_gained(monkeypatch):
 
 @pytest.mark.slow
 def test_the_second_process_fills_an_empty_cache(tmp_path):
-    """`python -m totem_py.ahead JOB` on an empty cache: it exits 0, and a new
-    process then finds the cache warm and BFS's advance kernel, serial and parallel, in it."""
+    """`python -m totem_py.ahead JOB` on an empty cache: it exits 0, and a new process then
+    finds the cache warm and BFS's advance kernel, serial and parallel, in it."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), TOTEM_COMPILE_AHEAD="1")
     job = dict(algorithm="bfs", device="cpu", weighted=False, undirected=False,
                partition="HIGH", cpu_share=1.0, gpus=1, hub_sort="degree")
