@@ -37,7 +37,7 @@ totem_py.Algorithm, a subclass of Program.
 """
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -132,16 +132,22 @@ class Path:
 
     @classmethod
     def parse(cls, name):
-        """The Path named `name`; ValueError if it names none."""
-        parts = str(name).split("-")
-        priority = len(parts) == 4 and parts[3] == "prio"
-        if priority:
-            parts = parts[:3]
-        if len(parts) != 3 or parts[0] not in ROUNDS or parts[1] not in DIRECTIONS \
-                or parts[2] not in WORKLISTS:
-            raise ValueError(f"a path is auto or {{sync,async}}-{{push,pull}}-{{dd,td}}, "
-                             f"optionally -prio, not {name!r}")
-        return cls(*parts, priority)
+        """The Path named `name`; ValueError if it names none. Memoised: every run parses
+        its program's paths, and the same object keeps its `name`."""
+        return _parse(cls, str(name))
+
+
+@lru_cache(maxsize=None)
+def _parse(cls, name):
+    parts = name.split("-")
+    priority = len(parts) == 4 and parts[3] == "prio"
+    if priority:
+        parts = parts[:3]
+    if len(parts) != 3 or parts[0] not in ROUNDS or parts[1] not in DIRECTIONS \
+            or parts[2] not in WORKLISTS:
+        raise ValueError(f"a path is auto or {{sync,async}}-{{push,pull}}-{{dd,td}}, "
+                         f"optionally -prio, not {name!r}")
+    return cls(*parts, priority)
 
 
 class Program:

@@ -190,6 +190,8 @@ class Engine:
     def _run(self, algorithm):
         t0 = time.perf_counter()
         parts = self.parts
+        self._streams = [(p, view.stream) for p in parts for view in p.placed_views()
+                         if view.stream is not None]       # the views whose edges stream
         paths = Paths(algorithm, parts, self._path) if algorithm.paths else None
         forced = paths.forced if paths is not None else None
         algorithm.start()
@@ -338,20 +340,17 @@ class Engine:
         moved = dict(filter_bytes=0, compaction_bytes=0, zerocopy_bytes=0, cache=0,
                      cache_bytes=0)
         chunks, paged = {}, {}
-        for p in self.parts:
-            for view in p.placed_views():
-                if view.stream is None:
-                    continue
-                s = view.stream.take_stats()
-                for key in ("pages", "read_bytes", "cached_pages"):   # edges in a file
-                    if key in s:
-                        paged[key] = paged.get(key, 0) + s[key]
-                for key in engines:
-                    engines[key] += s[key]
-                for key in moved:
-                    moved[key] += s[key]
-                if s["chunks"]:
-                    chunks[str(p.pid)] = chunks.get(str(p.pid), "") + s["chunks"]
+        for p, stream in self._streams:
+            s = stream.take_stats()
+            for key in ("pages", "read_bytes", "cached_pages"):   # edges in a file
+                if key in s:
+                    paged[key] = paged.get(key, 0) + s[key]
+            for key in engines:
+                engines[key] += s[key]
+            for key in moved:
+                moved[key] += s[key]
+            if s["chunks"]:
+                chunks[str(p.pid)] = chunks.get(str(p.pid), "") + s["chunks"]
         out = dict(engines=engines, **paged)
         if chunks:
             out.update(moved, chunks=chunks)
@@ -490,6 +489,8 @@ class Engine:
             if p.device != "gpu":
                 _, times[p.pid] = p.timed(self._rounds, algorithm, p, step, mode, True)
         for p in gpus:      # an async GPU partition's later rounds, after the host's work
+            if p.path is None or not p.path.asynchronous:
+                continue
             with p.context():
                 p.start_timer()     # a span of its own: the stream idled through the host's
                 self._rounds(algorithm, p, step, mode, False)

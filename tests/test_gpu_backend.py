@@ -143,10 +143,10 @@ def test_operators_on_the_simulated_gpu():
     """test_operators' edge spans (every pull form), the cache load, pull's reductions and
     types, intersect and the min reduction run end to end on the GPU backend under numba-cuda's
     simulator, in one process of its own (the `backend` fixture's `simulated`; the `simulated`
-    device)."""
+    device), the extended tier's reductions included (they are quick there)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_ENABLE_CUDASIM="1")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p",
-                           "no:cacheprovider", "tests/test_operators.py", "-k",
+                           "no:cacheprovider", "tests/test_operators.py", "-m", "not gpu", "-k",
                            "simulated and (edge_span or gather_rows or reduction or intersect)"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
