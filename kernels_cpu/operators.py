@@ -54,7 +54,9 @@ from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, ker
                         next_common, reduced, span_bounds, specialize)
 
 SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
-SERIAL_QUEUE = 64       # advances over fewer vertices (and SERIAL_EDGES edges) run serially
+# advances over fewer vertices run serially unless their edges reach SERIAL_EDGES: below that
+# the load-balanced walk has one block of edges (EDGES_PER_BLOCK), which one lane would walk
+SERIAL_QUEUE = 4096
 FUSE_EDGES = 8192       # advance's rounds: about the serial work of a round back through the host
 
 
