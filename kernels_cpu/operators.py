@@ -53,10 +53,10 @@ from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_e
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
                         next_common, reduced, span_bounds, specialize)
 
-SERIAL_ITEMS = 4096     # vertex maps over fewer items run serially
-# advances over fewer vertices run serially unless their edges reach SERIAL_EDGES: below that
-# the load-balanced walk has one block of edges (EDGES_PER_BLOCK), which one lane would walk
-SERIAL_QUEUE = 4096
+# vertex maps over fewer items run serially, and so do advances and queue pulls over fewer
+# vertices unless their edges reach SERIAL_EDGES (below that the load-balanced walk has one
+# block of edges, EDGES_PER_BLOCK, which one lane would walk)
+SERIAL_ITEMS = 4096
 FUSE_EDGES = 8192       # advance's rounds: about the serial work of a round back through the host
 
 
@@ -468,7 +468,7 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
                         RECORD=outbox is not None, OUTPUTS=len(outs),
                         PREFETCHING=pf is not None)
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
-    many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
+    many = qlen >= SERIAL_ITEMS or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
     (par if many else ser)(indptr, indices, _dummy(np.float64) if weights is None else weights,
                            n_local, queue, qlen, *_outs(outs), touched, count,
                            _dummy(np.float64) if pf is None else pf, get_num_threads(), args)
@@ -501,7 +501,7 @@ def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=N
     if apply_fn is not None and queue is not None:
         par, ser = compiled(pull_reduce_queue, {"functor": fn, "apply_fn": apply_fn}, len(args),
                             WEIGHTED=weights is not None, SPAN=span, **total)
-        many = qlen >= SERIAL_QUEUE or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
+        many = qlen >= SERIAL_ITEMS or queue_edges(indptr, queue, qlen, 0, -1) >= SERIAL_EDGES
         (par if many else ser)(indptr, indices, w, queue, qlen, limit, skip, get_num_threads(),
                                args)
     elif row_fn is None:

@@ -63,7 +63,7 @@ def stop(proc):
 def parallel_forms():
     """The operators run every superstep with their parallel kernels (none compiled twice)."""
     from kernels_cpu import operators
-    operators.SERIAL_ITEMS = operators.SERIAL_QUEUE = 0
+    operators.SERIAL_ITEMS = 0
 
 
 def _cold():
