@@ -23,6 +23,8 @@ import numpy as np
 from numba.core import ir
 from numba.core.compiler import Compiler
 from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import replace_vars
+from numba.core.typed_passes import NopythonTypeInference
 from numba.core.untyped_passes import IRProcessing
 
 
@@ -233,6 +235,7 @@ class SpelledArgs(FunctionPass):
             entry.body.insert(at + 1 + i, ir.Assign(
                 ir.Expr.static_getitem(tup, i, None, tup.loc), var, tup.loc))
             items.append(var)
+        state.metadata[self._name] = [var.name for var in items]
         for block in func_ir.blocks.values():
             for stmt in block.body:
                 value = getattr(stmt, "value", None)
@@ -242,12 +245,58 @@ class SpelledArgs(FunctionPass):
         return True
 
 
+@register_pass(mutates_CFG=False, analysis_only=False)
+class PropagatedArgs(FunctionPass):
+    """Numba compiler pass, once types are known: where a variable is defined once, as a copy of
+    a parameter or one of SpelledArgs' variables (each defined once, or of such a copy), its
+    uses read that variable and the copy goes. Inlining a functor binds each of its parameters to a copy of the caller's variable
+    inside the template's loop, and a copy of an array costs an atomic reference count
+    increment and decrement per iteration (a serial BFS advance spent half its time on them);
+    the parallel pipeline propagates its loops' copies itself."""
+    _name = "propagated_functor_args"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        blocks = state.func_ir.blocks
+        stmts = [stmt for block in blocks.values() for stmt in block.body]
+        defs = {}
+        for stmt in stmts:
+            if isinstance(stmt, ir.Assign):
+                defs[stmt.target.name] = defs.get(stmt.target.name, 0) + 1
+        sources = {name: None for name in state.metadata.get(SpelledArgs._name, ())}
+        sources.update((stmt.target.name, None) for stmt in stmts if isinstance(stmt, ir.Assign)
+                       and isinstance(stmt.value, ir.Arg) and defs[stmt.target.name] == 1)
+        copies, grew = {}, True
+        while grew:
+            grew = False
+            for stmt in stmts:
+                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and \
+                        stmt.value.name in sources and defs[stmt.target.name] == 1 and \
+                        stmt.target.name not in copies:
+                    source = copies.get(stmt.value.name, stmt.value)
+                    copies[stmt.target.name] = sources[stmt.target.name] = source
+                    grew = True
+        if not copies:
+            return False
+        replace_vars(blocks, copies)
+        for block in blocks.values():
+            block.body = [stmt for stmt in block.body if not (
+                isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)
+                and stmt.target.name == stmt.value.name)
+                and not (isinstance(stmt, ir.Del) and stmt.value in copies)]
+        return True
+
+
 class SpelledCompiler(Compiler):
-    """Numba's compiler with SpelledArgs right after the IR is built (`pipeline_class`)."""
+    """Numba's compiler with SpelledArgs right after the IR is built and PropagatedArgs after
+    type inference (`pipeline_class`)."""
 
     def define_pipelines(self):
         pipelines = super().define_pipelines()
         for pm in pipelines:
             pm.add_pass_after(SpelledArgs, IRProcessing)
+            pm.add_pass_after(PropagatedArgs, NopythonTypeInference)
             pm.finalize()
         return pipelines
