@@ -251,8 +251,8 @@ class PropagatedArgs(FunctionPass):
     a parameter or one of SpelledArgs' variables (each defined once, or of such a copy), its
     uses read that variable and the copy goes. Inlining a functor binds each of its parameters to a copy of the caller's variable
     inside the template's loop, and a copy of an array costs an atomic reference count
-    increment and decrement per iteration (a serial BFS advance spent half its time on them);
-    the parallel pipeline propagates its loops' copies itself."""
+    increment and decrement per iteration (per edge, in an edge loop); the parallel pipeline
+    propagates its loops' copies itself."""
     _name = "propagated_functor_args"
 
     def __init__(self):
