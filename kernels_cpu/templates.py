@@ -248,11 +248,11 @@ class SpelledArgs(FunctionPass):
 @register_pass(mutates_CFG=False, analysis_only=False)
 class PropagatedArgs(FunctionPass):
     """Numba compiler pass, once types are known: where a variable is defined once, as a copy of
-    a parameter or one of SpelledArgs' variables (each defined once, or of such a copy), its
-    uses read that variable and the copy goes. Inlining a functor binds each of its parameters to a copy of the caller's variable
-    inside the template's loop, and a copy of an array costs an atomic reference count
-    increment and decrement per iteration (per edge, in an edge loop); the parallel pipeline
-    propagates its loops' copies itself."""
+    a parameter or one of SpelledArgs' variables (each defined once), or of such a copy, its
+    uses read that variable and the copy goes. Inlining a functor binds each of its parameters
+    to a copy of the caller's variable inside the template's loop, and a copy of an array costs
+    an atomic reference count increment and decrement per iteration (per edge, in an edge
+    loop); the parallel pipeline propagates its loops' copies itself."""
     _name = "propagated_functor_args"
 
     def __init__(self):
@@ -260,32 +260,35 @@ class PropagatedArgs(FunctionPass):
 
     def run_pass(self, state):
         blocks = state.func_ir.blocks
-        stmts = [stmt for block in blocks.values() for stmt in block.body]
+        assigns = [stmt for block in blocks.values() for stmt in block.body
+                   if isinstance(stmt, ir.Assign)]
         defs = {}
-        for stmt in stmts:
-            if isinstance(stmt, ir.Assign):
-                defs[stmt.target.name] = defs.get(stmt.target.name, 0) + 1
-        sources = {name: None for name in state.metadata.get(SpelledArgs._name, ())}
-        sources.update((stmt.target.name, None) for stmt in stmts if isinstance(stmt, ir.Assign)
-                       and isinstance(stmt.value, ir.Arg) and defs[stmt.target.name] == 1)
+        for stmt in assigns:
+            defs[stmt.target.name] = defs.get(stmt.target.name, 0) + 1
+        sources = set(state.metadata.get(SpelledArgs._name, ()))
+        sources.update(stmt.target.name for stmt in assigns
+                       if isinstance(stmt.value, ir.Arg) and defs[stmt.target.name] == 1)
         copies, grew = {}, True
-        while grew:
+        while grew:             # copies of copies (a functor's helper inlined into it)
             grew = False
-            for stmt in stmts:
-                if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var) and \
-                        stmt.value.name in sources and defs[stmt.target.name] == 1 and \
-                        stmt.target.name not in copies:
-                    source = copies.get(stmt.value.name, stmt.value)
-                    copies[stmt.target.name] = sources[stmt.target.name] = source
+            for stmt in assigns:
+                name = stmt.target.name
+                if isinstance(stmt.value, ir.Var) and stmt.value.name in sources and \
+                        defs[name] == 1 and name not in copies:
+                    copies[name] = stmt.value
+                    sources.add(name)
                     grew = True
         if not copies:
             return False
-        replace_vars(blocks, copies)
+        for name, var in copies.items():     # each to the variable its chain starts from
+            while var.name in copies:
+                var = copies[var.name]
+            copies[name] = var
         for block in blocks.values():
             block.body = [stmt for stmt in block.body if not (
-                isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var)
-                and stmt.target.name == stmt.value.name)
-                and not (isinstance(stmt, ir.Del) and stmt.value in copies)]
+                isinstance(stmt, ir.Assign) and stmt.target.name in copies
+                or isinstance(stmt, ir.Del) and stmt.value in copies)]
+        replace_vars(blocks, copies)
         return True
 
 
