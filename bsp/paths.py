@@ -33,8 +33,9 @@ its edges: local rounds pay where a partition's shortest paths mostly stay insid
 half its edges leave it (a road network under HIGH, whose CPU partition holds the crossings and
 the GPU's the roads between them), the wave crosses partitions every other hop, so an
 exchange is needed about as often as with one round, and the rounds between exchanges relax
-vertices whose distances the other partition's messages then lower again (SSSP on road-usroads,
-hybrid HIGH 0.5: async 303 supersteps of 10,186 local rounds, sync 567 of 1,134 computes).
+vertices whose distances the other partition's messages then lower again: the async path then
+takes the fewest supersteps any exact run can, and several times the time
+(`experiments.crossings`, docs/results/sssp_crossings_usroads_2core.txt).
 
 A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
 program that offers no path gets `part.path = None` and no choice is made (no cost at all);

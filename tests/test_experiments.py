@@ -707,3 +707,22 @@ def test_storage_smoke(tmp_path):
     for r in runs:
         assert r["exit"] == 0 and r["supersteps"] == len(r["per_superstep"]) >= 1
         assert 0 < r["read_bytes"] == sum(s["read_bytes"] for s in r["per_superstep"])
+
+
+def test_crossings_bound_the_supersteps_of_every_path(tmp_path):
+    """The fewest crossings along shortest paths: on a path graph whose middle sits in another
+    partition, and as a bound every SSSP path meets (the async one on it, one partition: 1)."""
+    from experiments.crossings import superstep_bound
+    g = totem_py.Graph(np.array([0, 1, 3, 5, 6]), np.array([1, 0, 2, 1, 3, 2]), None, "path")
+    dist = np.arange(4, dtype=np.float64)
+    assert superstep_bound(g, dist, np.array([0, 1, 1, 0])) == 3
+    assert superstep_bound(g, dist, np.zeros(4, np.int64)) == 1
+    out = tmp_path / "c.json"
+    proc = _run("experiments.crossings", "--graph", "road:10", "--configs", "CPU 1,HIGH 0.5",
+                "--trials", "1", "--json", str(out))
+    report = json.loads(out.read_text())
+    assert_provenance(report, proc, "experiments.crossings --graph road:10")
+    one, two = report["rows"]
+    assert one["bound"] == one["supersteps"]["async-push-dd"] == 1
+    steps = two["supersteps"]
+    assert 1 < two["bound"] <= steps["async-push-dd"] < steps["sync-push-dd"]
