@@ -489,6 +489,8 @@ class Engine:
             if p.device != "gpu":
                 _, times[p.pid] = p.timed(self._rounds, algorithm, p, step, mode, True)
         for p in gpus:      # an async GPU partition's later rounds, after the host's work
+            if p.path is None or not p.path.asynchronous:
+                continue
             with p.context():
                 p.start_timer()     # a span of its own: the stream idled through the host's
                 self._rounds(algorithm, p, step, mode, False)

@@ -244,29 +244,30 @@ def pull_warp(indptr, indices, weights, queue, first, end, limit, skip, args):
             return
     e, stop = edge_span(indices, nonneg(indptr[v]), indptr[v + 1], limit, SPAN, skip)
     s = TOTAL(IDENTITY)
-    e = nonneg(e + lane)
-    while e < stop:
-        t = nonneg(indices[e])
-        if INTERSECT:
-            if not FILTER or edge_fn(v, t, args):
-                a0, a1, b1 = nonneg(indptr[v]), indptr[v + 1], indptr[t + 1]
-                i, j = merge_step(indices, a0, a1, nonneg(indptr[t]), b1)
-                while i < a1:
-                    x = functor(v, t, nonneg(indices[nonneg(i)]), args)
-                    s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
-                    i, j = merge_step(indices, i + 1, a1, j + 1, b1)
-        else:
-            if WEIGHTED:
-                x = functor(v, t, weights[e], args)
+    if e < stop:        # the same in every lane: an empty span leaves the shuffles out
+        e = nonneg(e + lane)
+        while e < stop:
+            t = nonneg(indices[e])
+            if INTERSECT:
+                if not FILTER or edge_fn(v, t, args):
+                    a0, a1, b1 = nonneg(indptr[v]), indptr[v + 1], indptr[t + 1]
+                    i, j = merge_step(indices, a0, a1, nonneg(indptr[t]), b1)
+                    while i < a1:
+                        x = functor(v, t, nonneg(indices[nonneg(i)]), args)
+                        s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+                        i, j = merge_step(indices, i + 1, a1, j + 1, b1)
             else:
-                x = functor(v, t, 1.0, args)
-            s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
-        e += ROW_THREADS
-    if not SIMULATED:
-        o = 16
-        while o > 0:
-            s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
-            o >>= 1
+                if WEIGHTED:
+                    x = functor(v, t, weights[e], args)
+                else:
+                    x = functor(v, t, 1.0, args)
+                s = TOTAL(reduce_into(REDUCTION, s, TOTAL(x)))
+            e += ROW_THREADS
+        if not SIMULATED:
+            o = 16
+            while o > 0:
+                s = TOTAL(reduce_into(REDUCTION, s, cuda.shfl_down_sync(FULL_MASK, s, o)))
+                o >>= 1
     if lane == 0:
         apply_fn(v, s, args)
 
