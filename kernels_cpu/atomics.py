@@ -14,7 +14,8 @@ edge loop that reads edge e's target and then the functor's arrays at that targe
 twice an edge, and in a loop bound by how many reads it overlaps, the extra instructions cost
 more than their own time: fewer edges fit the core's window of instructions in flight.
 `node_at` also tells LLVM that the id it reads is not negative, so the functor's reads at it
-drop the test too.
+drop the test too; `nonneg` tells it the same of a vertex id a kernel computes (a loop index
+passed to a functor), which lets LLVM vectorise a scan such as a bitmap's.
 """
 
 from llvmlite import ir
@@ -101,6 +102,20 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return types.void(array, index), codegen
+
+
+@intrinsic
+def nonneg(typingctx, x):
+    """x, an integer that is never negative, with LLVM told so (llvm.assume): a functor's
+    reads at it need no test for a negative index."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        builder.assume(builder.icmp_signed(">=", args[0], ir.Constant(args[0].type, 0)))
+        return args[0]
+
+    return x(x), codegen
 
 
 def _load(context, builder, signature, args):

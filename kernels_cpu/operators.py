@@ -47,7 +47,7 @@ from numba.core.registry import CPUDispatcher
 
 from . import intrinsics
 
-from .atomics import PREFETCH, at, atomic_add, node_at, prefetch
+from .atomics import PREFETCH, at, atomic_add, node_at, nonneg, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
                   frontier_blocks, prefetch_rows, queue_edges, queue_item, row_blocks)
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
@@ -181,7 +181,7 @@ def pull_reduce(indptr, indices, weights, first, end, limit, skip, pf, threads, 
             v = np.searchsorted(indptr, lo)
             if indptr[v] > lo:
                 v -= 1
-            v = max(v, first)
+            v = nonneg(max(v, first))
             while lo < hi and v < end:
                 stop = min(hi, indptr[v + 1])
                 s = TOTAL(IDENTITY)
@@ -265,7 +265,8 @@ def pull_rows(indptr, indices, weights, first, end, limit, skip, out0, len0, thr
         count = 0
         b = atomic_add(claimed, 0, 1)
         while b < nblocks:
-            for v in range(blocks[b], blocks[b + 1]):
+            for row in range(blocks[b], blocks[b + 1]):
+                v = nonneg(row)
                 if not row_fn(v, args):
                     continue
                 e0, e1 = edge_span(indices, indptr[v], indptr[v + 1], limit, SPAN, skip)
@@ -299,7 +300,7 @@ def intersect_rows(indptr, indices, first, end, queue, threads, args):
     for lane in prange(lanes):
         for b in range(lane, nblocks, lanes):
             for k in range(blocks[b], blocks[b + 1]):
-                u = node_at(queue, k) if QUEUE else k
+                u = node_at(queue, k) if QUEUE else nonneg(k)
                 a0, a1 = indptr[u], indptr[u + 1]
                 s = TOTAL(IDENTITY)
                 for e in range(a0, a1):
@@ -328,7 +329,7 @@ def vertex_map(n, queue, out0, len0, out1, len1, pf, pf2, args):
                 prefetch(pf, node_at(queue, i + PREFETCH))
                 if PREFETCHING2:
                     prefetch(pf2, node_at(queue, i + PREFETCH))
-            v = node_at(queue, i) if QUEUE else i
+            v = node_at(queue, i) if QUEUE else nonneg(i)
             r = functor(v, args)
             if r:
                 selected += 1
@@ -350,7 +351,7 @@ def vertex_apply(n, queue, pf, pf2, args):
             prefetch(pf, node_at(queue, i + PREFETCH))
             if PREFETCHING2:
                 prefetch(pf2, node_at(queue, i + PREFETCH))
-        functor(node_at(queue, i) if QUEUE else i, args)
+        functor(node_at(queue, i) if QUEUE else nonneg(i), args)
 
 
 
@@ -383,13 +384,13 @@ def bitmap(n, out, args):
     for j in prange(n >> 3):        # whole bytes: no bound test per bit
         byte = 0
         for k in range(8):
-            if functor((j << 3) + k, args):
+            if functor(nonneg((j << 3) + k), args):
                 byte |= 1 << k
         out[j] = byte
     for j in range(n >> 3, out.size):
         byte = 0
         for k in range(8):
-            v = (j << 3) + k
+            v = nonneg((j << 3) + k)
             if v < n and functor(v, args):
                 byte |= 1 << k
         out[j] = byte
