@@ -254,7 +254,8 @@ class Engine:
             recent = [*recent[-1:], record]
             if self.progress:
                 self.progress.step(step, mode.name, active)
-            frontier = (active, 1 if switched_back(recent) else total.edges)
+            # a bottom-up step's frontier counts as one edge, as GAP's scout count after one
+            frontier = (active, 1 if bottom_up or switched_back(recent) else total.edges)
             step += 1
             if algorithm.finished(total):
                 break

@@ -176,10 +176,17 @@ class Frontier:
         put(self.part, self.items, 0, lvid)
         self.length = 1
 
-    def swap(self):
+    def swap(self, count_edges=True):
         """Make the next queue current and empty the next one; returns the new queue's edges
-        (the sum of its out-degrees), counted with its length in one kernel."""
+        (the sum of its out-degrees), counted with its length in one kernel. With
+        `count_edges` False the edges may be left uncounted (0), where counting is a pass of
+        its own over the queue (host memory)."""
         part = self.part
+        if not count_edges and part.xp is np:
+            self.length = int(self.next_len[0])
+            self.next_len[0] = 0
+            self.items, self.next = self.next, self.items
+            return 0
         (counts,), (out,) = part.mapped_all((2, np.int64), reuse="queue counts")
         part.kernels("frontier").frontier_count(part.out_degree, self.next, self.next_len,
                                                 self.work, out)

@@ -172,6 +172,7 @@ class BFS(Algorithm):
         s = part.state
         s.level = part.alloc(np.int32, UNVISITED, ("out", "in"))
         s.frontier = Frontier(part)
+        s.pulled = False        # whether the last compute ran bottom-up
         s.bits = part.empty(bitmap_bytes(part.n_local), np.uint8)
         # unvisited rows with in-edges: a bottom-up step finds parents there only. Every vertex
         # visited after the source has one, so each vote takes its new frontier off the count.
@@ -193,7 +194,8 @@ class BFS(Algorithm):
             advance(part, "out", s.frontier, claim, s.level, step, outbox=box)
         elif s.unreached:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
-            # one line per row
+            # one line per row; the engine's direction switch needs no edge count after it
+            s.pulled = True
             level = s.level[:part.n_local]
             bitmap(part, in_frontier, level, step, out=s.bits)
             pull(part, "in", find_parent, s.level, s.bits, box, part.n_local, step,
@@ -218,9 +220,11 @@ class BFS(Algorithm):
         receive(part, inbox, fn, part.state.level, out=part.state.frontier)
 
     def vote(self, part, step):
-        f = part.state.frontier
-        edges = f.swap()
-        part.state.unreached -= f.length
+        s = part.state
+        f = s.frontier
+        edges = f.swap(count_edges=not s.pulled)
+        s.pulled = False
+        s.unreached -= f.length
         return Vote(f.length, edges)
 
     def collect(self, parts, n_vertices):
