@@ -122,6 +122,12 @@ def unmarked(v, pending):
     return False
 
 
+def widened(width, far_seen, far, delta):
+    """The next bucket's width and the far length to compare with after it: twice the last
+    while the far lists (`far` entries now, `far_seen` at the last bucket) shrink, else delta."""
+    return (width * 2 if far < far_seen else delta), far
+
+
 def default_delta(graph, gpus=False):
     """Bucket width: mean weight x 2 / mean degree (Meyer and Sanders' Theta(1/d), scaled to the
     weights; 2 was fastest among factors 1/64..64 on rmat:20-24), times SPARSE / mean degree
@@ -268,6 +274,7 @@ class SSSP(Algorithm):
         slots = 1 if part.operator_package == "kernels_gpu" else CPU_SLOTS
         s.far_min = part.full(slots * LINE, np.inf, np.float64)
         s.bound = s.split_bound = self.bound    # this partition's: at least the run's
+        s.width, s.far_seen = self.width, 0.0   # its own buckets' (async rounds), as the run's
         s.near_count = -1       # the near list's length when the last vote read it, else -1
         lv = owned_lvid(part, self.source)
         if lv is not None:
@@ -324,7 +331,8 @@ class SSSP(Algorithm):
         key = float(far_min.min())
         if far_len[0] == 0 or not math.isfinite(key):
             return False
-        s.bound = (math.floor(key / self.width) + 1) * self.width
+        s.width, s.far_seen = widened(s.width, s.far_seen, float(far_len[0]), self.delta)
+        s.bound = (math.floor(key / s.width) + 1) * s.width
         return True
 
     def scatter(self, part, step, mode, inbox):
@@ -355,9 +363,7 @@ class SSSP(Algorithm):
             return False
         if not math.isfinite(total.key):
             return True
-        far = total.sums[0]
-        self.width = self.width * 2 if far < self.far else self.delta
-        self.far = far
+        self.width, self.far = widened(self.width, self.far, total.sums[0], self.delta)
         self.bound = (math.floor(total.key / self.width) + 1) * self.width
         return False
 
