@@ -172,7 +172,6 @@ class BFS(Algorithm):
         s = part.state
         s.level = part.alloc(np.int32, UNVISITED, ("out", "in"))
         s.frontier = Frontier(part)
-        s.pulled = False        # whether the last compute ran bottom-up
         s.bits = part.empty(bitmap_bytes(part.n_local), np.uint8)
         # unvisited rows with in-edges: a bottom-up step finds parents there only. Every vertex
         # visited after the source has one, so each vote takes its new frontier off the count.
@@ -186,6 +185,7 @@ class BFS(Algorithm):
 
     def compute(self, part, step, mode, box):
         s = part.state
+        s.pulled = mode.name == "pull"      # after bottom-up, the engine reads no edge count
         if part.path is not None and part.path.asynchronous:
             # small rounds go on in the same launch
             advance(part, "out", s.frontier, lower, s.level, part.n_local, outbox=box,
@@ -194,8 +194,7 @@ class BFS(Algorithm):
             advance(part, "out", s.frontier, claim, s.level, step, outbox=box)
         elif s.unreached:
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
-            # one line per row; the engine's direction switch needs no edge count after it
-            s.pulled = True
+            # one line per row
             level = s.level[:part.n_local]
             bitmap(part, in_frontier, level, step, out=s.bits)
             pull(part, "in", find_parent, s.level, s.bits, box, part.n_local, step,
@@ -223,7 +222,6 @@ class BFS(Algorithm):
         s = part.state
         f = s.frontier
         edges = f.swap(count_edges=not s.pulled)
-        s.pulled = False
         s.unreached -= f.length
         return Vote(f.length, edges)
 
