@@ -50,7 +50,7 @@ Prints the median time per cell and writes the JSON (`times_ms`: algorithm -> {c
 ms}, read by bench_gpu's --totem; `runs`: every run's fields and command).
 
 `--ours` times our engine beside the system, CPU only (one CPU partition, `--threads`, the same
-source and PageRank rounds) on the graph in memory, alternating with the system's process
+source and PageRank rounds, the graph from a .tcsr file, a process of its own), alternating with the system's process
 `--rounds` times (each time --repeat trials of either), so that both see the same load; each
 cell then gives both medians over every round's trials and ours / theirs (`ours_ms`, `ratio`):
 
@@ -84,6 +84,7 @@ from numba import njit  # noqa: E402
 
 import totem_py  # noqa: E402
 from experiments.harness import Table, start  # noqa: E402
+from totem_py import store  # noqa: E402
 from totem_py.algorithms.common import source_vertex  # noqa: E402
 
 # ---------------------------------------------------------------- graph files
@@ -359,39 +360,48 @@ SYSTEMS = {
 
 # ---------------------------------------------------------------- runs
 
-def written_graphs(spec, algorithms, system, folder, undirected=True, source=None, keep=False):
+def written_graphs(spec, algorithms, system, folder, undirected=True, source=None, ours=False):
     """For the graph and the weighted graph the algorithms need (weights for SSSP alone): (the
     path where `spec` is written in the system's format, the algorithms to run on it, the
     traversal source: `source` checked or else the one our runs pick, found once since both
-    graphs have the same edges, the graph where `keep`, else None: it is dropped before the
-    runs)."""
+    graphs have the same edges, and with `ours` the path of the same graph as a .tcsr file,
+    else None)."""
     root = None
     for weighted in sorted({a == "sssp" for a in algorithms}):
         t0 = time.perf_counter()
         graph = totem_py.generate(spec, undirected=undirected, weighted=weighted)
         if root is None:
             root = source_vertex(graph, source, 0, "bfs")
-        path = Path(folder) / f"graph{'_w' if weighted else ''}.{system.extension(weighted)}"
+        stem = Path(folder) / f"graph{'_w' if weighted else ''}"
+        path = stem.with_suffix(f".{system.extension(weighted)}")
         system.write(graph, path)
-        if not keep:
-            graph = None
+        mine = stem.with_suffix(".tcsr") if ours else None
+        if mine:
+            store.write(graph, mine)
+        graph = None
         print(f"# {spec}{' undirected' if undirected else ''}{' weighted' if weighted else ''} "
               f"written as {path.name} in {time.perf_counter() - t0:.1f} s; source {root}",
               flush=True)
-        yield path, [a for a in algorithms if (a == "sssp") == weighted], root, graph
-        graph = None
+        yield path, [a for a in algorithms if (a == "sssp") == weighted], root, mine
 
 
-def ours_runs(graph, alg, source, args):
-    """Our engine's timed trials (ms) of `alg` on `graph`, CPU only, as the system runs it."""
-    from experiments.harness import cells
-    options = dict(iterations=args.iterations) if alg == "pagerank" else {}
-    cell, = cells(graph, [("ours", dict(cpu_share=1.0, device="cpu"))], [alg],
-                  trials=args.repeat, source=source if alg in ("bfs", "sssp", "bc") else None,
-                  threads=args.threads, options=lambda a: options)
-    if cell.metrics is None:
-        raise RuntimeError(f"ours: {cell.check}")
-    return [1e3 * t for t in cell.metrics["trials_s"]]
+def ours_runs(graph_file, alg, source, args):
+    """Our engine's timed trials (ms) of `alg` on the .tcsr `graph_file`, CPU only, as the
+    system runs it: `python -m totem_py.run` in a process of its own with the caller's
+    environment (the wait policy a user gets: this process's threads sleep) and --verify."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        cmd = [sys.executable, "-m", "totem_py.run", "--graph", str(graph_file),
+               "--algorithm", alg, "--device", "cpu", "--cpu-share", "1",
+               "--threads", str(args.threads), "--trials", str(args.repeat), "--verify",
+               "--quiet", "--json", str(out)]
+        cmd += ["--source", str(source)] if alg in ("bfs", "sssp", "bc") else []
+        cmd += ["--iterations", str(args.iterations)] if alg == "pagerank" else []
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=BASELINE_ENV)
+        if proc.returncode or not out.is_file():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"ours: exit {proc.returncode}: {tail[0]}")
+        return [1e3 * t for t in json.loads(out.read_text())["trials_s"]]
 
 
 def run(system, binary, graph_file, alg, config, source, args):
@@ -449,7 +459,7 @@ def main(argv=None):
     table = Table(("algorithm", -15), ("config", -10), ("time ms", 9, ".2f"), ("runs", 4), *ours,
                   ("fields of its last run", -30))
     with tempfile.TemporaryDirectory() as tmp:
-        for graph_file, algs, source, graph in written_graphs(
+        for graph_file, algs, source, mine_file in written_graphs(
                 args.graph, algorithms, system, tmp, not args.directed, args.source, args.ours):
             for alg in algs:
                 for config in configs:
@@ -460,7 +470,7 @@ def main(argv=None):
                                              source, args)
                             runs += found
                             if args.ours:
-                                mine += ours_runs(graph, alg, source, args)
+                                mine += ours_runs(mine_file, alg, source, args)
                     except RuntimeError as exc:
                         print(f"{alg:15} {config:10} failed: {exc}", flush=True)
                         continue
