@@ -44,7 +44,7 @@ from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import plan_stats as _ks
 from bsp.errors import InputError
-from kernels_cpu.csr import csr_row_sums, index_dtype
+from kernels_cpu.csr import csr_row_sums, index_dtype, narrow_weights
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)
@@ -573,8 +573,9 @@ def _build_views(plan, g):
         dest = _o.take(indptr, _o.take(plan.lvid_of, by_id))
         _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, by_id, dest,
                      table, gvids.size, indices, weights, _k.ID_ORDER_RUN)
-        views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
-                               ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
+        weights = narrow_weights(weights) if has_w else None
+        views.append(LocalView(indptr, indices, weights, gvids.size, ghosts.astype(idx_dtype),
+                               ghost_ptr, int(boundary)))
     return _owner_side(views, plan)
 
 
