@@ -157,6 +157,13 @@ class DeviceView:
         return int(np.count_nonzero(ip[1:] != ip[:-1]))
 
     @functools.cached_property
+    def rows_end(self):
+        """1 + the last row with an entry (0 for none): rows from here on are empty, as the
+        degree-ordered local order puts a graph's vertices without edges last."""
+        nonempty = self.host.indptr[1:] != self.host.indptr[:-1]
+        return int(nonempty.size - np.argmax(nonempty[::-1])) if nonempty.any() else 0
+
+    @functools.cached_property
     def peer_pos(self):
         """The LocalView's `peer_pos` on the device, copied once and kept: for each reader q,
         the positions in boundary_lvid of the ghosts q holds of this partition, in q's slot

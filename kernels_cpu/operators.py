@@ -387,13 +387,14 @@ def bitmap(n, out, args):
             if functor(nonneg((j << 3) + k), args):
                 byte |= 1 << k
         out[j] = byte
-    for j in range(n >> 3, out.size):
+    j = n >> 3
+    if j < out.size:                  # the last bits, and zeros after them
         byte = 0
-        for k in range(8):
-            v = nonneg((j << 3) + k)
-            if v < n and functor(v, args):
+        for k in range(n & 7):
+            if functor(nonneg((j << 3) + k), args):
                 byte |= 1 << k
         out[j] = byte
+        out[j + 1:] = 0
 
 
 # -- compilation --------------------------------------------------------------------------------

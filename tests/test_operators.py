@@ -776,14 +776,15 @@ def bit_of(v, bits):
 
 @pytest.mark.parametrize("n", [0, 1, 13, 10_003])
 def test_bitmap_and_test_bit(backend, n):
-    """Bit v (bit v & 7 of byte v >> 3) of the bitmap is vertex_fn(v), for v < n; test_bit
-    reads it back."""
+    """Bit v (bit v & 7 of byte v >> 3) of the bitmap is vertex_fn(v), for v < n, and the
+    rest of a longer bitmap is zero; test_bit reads it back."""
     rng = np.random.default_rng(n)
     x = rng.random(n + 9) - 0.5
     part = backend.part(n + 9)
-    bits = backend.put(np.full(bitmap_bytes(n), 0xAA, np.uint8))
+    bits = backend.put(np.full(bitmap_bytes(n) + 3, 0xAA, np.uint8))
     assert bitmap(part, positive, backend.put(x), out=bits, n=n) is bits
-    assert np.array_equal(backend.get(bits), np.packbits(x[:n] > 0, bitorder="little"))
+    assert np.array_equal(backend.get(bits), np.concatenate(
+        [np.packbits(x[:n] > 0, bitorder="little"), np.zeros(3, np.uint8)]))
     if n:
         back = vertex_values(part, bit_of, bits, at=backend.put(np.arange(n)),
                              out=backend.put(np.zeros(n, np.int64)))

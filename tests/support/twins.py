@@ -83,6 +83,8 @@ class View:
             targets.append(poison + 1)
         self.n_ghosts = max(targets) - n_local      # the ghost slots an edge may point at
         self.indptr = twins.put(indptr)
+        nonempty = np.flatnonzero(np.diff(indptr))
+        self.rows_end = int(nonempty[-1]) + 1 if nonempty.size else 0     # DeviceView's
         self.weights = None if weights is None else twins.put(weights)
         self.ranges = ranges([0, n_local] if bounds is None else bounds)
         self.indices = [twins.put(indices if poison is None else

@@ -196,7 +196,8 @@ class BFS(Algorithm):
             # bottom-up reads only unvisited rows, and stops at the first parent found: about
             # one line per row
             level = s.level[:part.n_local]
-            bitmap(part, in_frontier, level, step, out=s.bits)
+            # an in-neighbour has an out-edge: its row of "out" comes before the empty ones
+            bitmap(part, in_frontier, level, step, out=s.bits, n=part.views["out"].rows_end)
             pull(part, "in", find_parent, s.level, s.bits, box, part.n_local, step,
                  row_fn=unvisited, out=s.frontier, reads=lambda: level == UNVISITED)
 
