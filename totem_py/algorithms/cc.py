@@ -102,13 +102,20 @@ def most_frequent(part, comp, n, seed):
     return int(values[np.argmax(counts)])
 
 
+def linked_nodes(view, comp):
+    """How many of the first nodes links can reach: all, or without ghost slots up to the last
+    vertex with edges (those after it, in no edge, stay sets of their own)."""
+    return comp.size if view.n_ghosts else view.rows_end
+
+
 def afforest(part, view, comp, seed):
     """The local phase over the rows of `view` (its segments, when the edges stream): the
     sampled links, then the rest; comp holds each node's root afterwards."""
     giant = -1      # not known while sampling
+    nodes = linked_nodes(view, comp)
     for r in range(SAMPLE):
         pull(part, view, link_first, comp, giant, row_fn=every_row, skip=r, reads="heads")
-        vertex_map(part, compress, comp, n=comp.size)
+        vertex_map(part, compress, comp, n=nodes)
     giant = most_frequent(part, comp, view.n_local, seed)
     if view.n_ghosts:
         pull(part, view, link_edge, comp, giant, apply=linked, row_fn=every_row,
@@ -117,11 +124,17 @@ def afforest(part, view, comp, seed):
     reads = lambda: (comp[:view.n_local] != giant).view(np.uint8) * 2  # noqa: E731
     pull(part, view, link_edge, comp, giant, apply=linked, row_fn=outside_giant,
          span=EdgeSpan.LOCAL, skip=SAMPLE, reads=reads)
-    vertex_map(part, compress, comp, n=comp.size)
+    vertex_map(part, compress, comp, n=nodes)
+
+
+def own_id(x, gvid, label):
+    label[x] = gvid[x]
+    return False
 
 
 def smallest_id(x, comp, gvid, label):
-    """label[root] = the smallest global id among the nodes of the root's set."""
+    """label[root] = the smallest global id among the nodes of the root's set (label[x] starts
+    at x's own id)."""
     r = comp[x]
     if gvid[x] < label[r]:      # read first: most nodes share one root, and an atomic on one
         atomic_min(label, r, gvid[x])   # address from every thread would serialise them
@@ -243,17 +256,18 @@ class CC(Algorithm):
         s, v = part.state, part.view("both")
         n = v.n_local + v.n_ghosts
         s.comp = part.arange(n)
-        s.label = part.full(n, LABEL.identity, np.int64)
         s.changed = part.full(n, 0, np.int32)
         s.dropped = part.full(1, 0, np.int64)      # the sets whose label dropped this superstep
         s.gvid = v.node_gvid     # global id of every node, ghosts included
+        s.label = part.empty(n, np.int64)
+        vertex_map(part, own_id, s.gvid, s.label, n=n)
         s.active = 0
 
     def compute(self, part, step, mode, box):
         s, v = part.state, part.views["both"]
         if step == 0:
             afforest(part, v, s.comp, self.seed)
-            vertex_map(part, smallest_id, s.comp, s.gvid, s.label, n=s.comp.size)
+            vertex_map(part, smallest_id, s.comp, s.gvid, s.label, n=linked_nodes(v, s.comp))
         vertex_map(part, publish, s.comp, s.label, s.changed, box.values, part.n_local, step == 0,
                    n=v.n_ghosts, out=(box.touched, box.count))
         if step > 0:        # only a scatter flags a root
