@@ -116,7 +116,7 @@ class DeviceView:
     def host_weights(self):
         """The weights a GPU partition places or streams: float32 when every weight is a
         float32 exactly (the generators' integer weights are; the plan's views hold them so
-        already, kernels_cpu.csr.narrow_weights; a .tcsr file's pages are float64), half the
+        already, kernels_cpu.csr.weights_dtype; a .tcsr file's pages are float64), half the
         bytes of float64; the kernels add them to float64 distances, so results do not change."""
         w = self.host.weights
         if w is None or self._part.kind != "gpu" or w.dtype == np.float32:

@@ -153,21 +153,21 @@ def csr_row_sums(indptr, values, out):
         out[u] = total
 
 
+
 @njit(parallel=True, nogil=True, cache=True)
-def _to_float32(values, out):
-    changed = 0
+def _inexact_in_float32(values):
+    count = 0
     for e in prange(values.size):
-        out[e] = np.float32(values[e])
-        if np.float64(out[e]) != values[e]:
-            changed += 1
-    return changed
+        if np.float64(np.float32(values[e])) != values[e]:
+            count += 1
+    return count
 
 
-def narrow_weights(weights):
-    """`weights` as float32 where every one of them is a float32 exactly (the generators' integer
-    weights are; a NaN or a value float32 rounds is not), else as they are: half the bytes every
-    kernel reads per edge, and the same values in every sum and comparison."""
+def weights_dtype(weights):
+    """float32 where every weight is a float32 exactly (the generators' integer weights are; a
+    NaN, or a value float32 rounds, is not), else float64: the type a partition's weights are
+    held in. Half the bytes every kernel reads per edge, and the same values in every sum and
+    comparison."""
     if weights is None or weights.dtype != np.float64:
-        return weights
-    out = np.empty(weights.size, np.float32)
-    return out if _to_float32(weights, out) == 0 else weights
+        return np.float64 if weights is None else weights.dtype
+    return np.float32 if _inexact_in_float32(weights) == 0 else np.float64

@@ -44,7 +44,7 @@ from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import plan_stats as _ks
 from bsp.errors import InputError
-from kernels_cpu.csr import csr_row_sums, index_dtype, narrow_weights
+from kernels_cpu.csr import csr_row_sums, index_dtype, weights_dtype
 
 STRATEGIES = ("HIGH", "LOW", "RAND")
 HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)
@@ -551,6 +551,8 @@ def _build_views(plan, g):
     n = g.n_vertices
     idx_dtype = index_dtype(n)
     mark, table, order, part_ptr, owner = view_tables(plan, g.indptr)
+    has_w = g.weights is not None
+    w_dtype = weights_dtype(g.weights)    # float32 where that holds them exactly
     views = []
     for pid, gvids in enumerate(plan.gvids):
         by_id = _o.sorted_ids(gvids)       # the rows in the graph's order: read front to back
@@ -568,14 +570,12 @@ def _build_views(plan, g):
         # local ids of ghosts are offset by n_local, so they need room beyond the vertex count
         local_dtype = np.int32 if gvids.size + ghosts.size <= np.iinfo(np.int32).max else np.int64
         indices = np.empty(int(indptr[-1]), dtype=local_dtype)
-        has_w = g.weights is not None
-        weights = np.empty(indices.size if has_w else 0, dtype=np.float64)
+        weights = np.empty(indices.size if has_w else 0, dtype=w_dtype)
         dest = _o.take(indptr, _o.take(plan.lvid_of, by_id))
         _k.plan_fill(g.indptr, g.indices, g.weights if has_w else weights, has_w, by_id, dest,
                      table, gvids.size, indices, weights, _k.ID_ORDER_RUN)
-        weights = narrow_weights(weights) if has_w else None
-        views.append(LocalView(indptr, indices, weights, gvids.size, ghosts.astype(idx_dtype),
-                               ghost_ptr, int(boundary)))
+        views.append(LocalView(indptr, indices, weights if has_w else None, gvids.size,
+                               ghosts.astype(idx_dtype), ghost_ptr, int(boundary)))
     return _owner_side(views, plan)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from kernels_cpu import order as _o
 from kernels_cpu import plan as _k
 from kernels_cpu import ranks as _kr
-from kernels_cpu.csr import index_dtype, narrow_weights
+from kernels_cpu.csr import index_dtype
 
 from .plan import LocalView, PlanShape, check_codes, check_degrees, narrow_owners
 
@@ -173,7 +173,7 @@ def local_views(indptr, ids, weights, parts, known, n_partitions, n_vertices):
         _k.plan_codes(table, ghosts, n_local)
         _k.plan_fill(ptr, rows, w, has_w, local_rows, ptr, table, n_local, rows, w)
         rows = rows.astype(local_dtype, copy=False)
-        views.append(LocalView(ptr, rows, narrow_weights(w) if has_w else None, n_local,
+        views.append(LocalView(ptr, rows, w if has_w else None, n_local,
                                _o.take(gvid, ghosts).astype(index_dtype(n_vertices)),
                                ghost_ptr, int(boundary)))
         groups.append([(q, _o.take(lvid_k, ghosts[ghost_ptr[q]:ghost_ptr[q + 1]]))

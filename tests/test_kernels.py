@@ -290,3 +290,16 @@ def test_partition_orders_against_numpy():
             assert np.array_equal(getattr(order.take, form)(items, idx), items[idx])
         for ids in (items, items[:n // 20]):
             assert np.array_equal(order.sorted_ids(ids), np.sort(ids))
+
+
+def test_partition_weights_float32_only_where_exact():
+    """A plan's views hold the weights as float32 when every one is a float32 exactly, else
+    as float64; SSSP's distances are the reference's either way."""
+    import totem_py
+    from totem_py.graph import Graph
+    for weights, dtype in (([1.0, 2.5, 255.0, 3.0], np.float32),
+                           ([1.0, 0.1, 2.0, 3.0], np.float64)):
+        g = Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3], n_vertices=4, weights=weights)
+        res = totem_py.run(g, "sssp", cpu_share=1.0, device="cpu", source=0, verify=True)
+        assert all(v.weights.dtype == dtype for v in res.plan.views("out"))
+        assert res.metrics["verified"]
