@@ -29,14 +29,15 @@ CONFIGS = {"cpu": dict(cpu_share=1.0, device="cpu"), "gpu": dict(cpu_share=0.0),
            "streamed 1/4": dict(cpu_share=0.0, streamed=True)}
 
 # one tree's cells, run in a child process: argv = tree, scale, source, device, algorithms,
-# threads, configs, the folder keeping generated graphs ("": none)
+# threads, configs, the folder keeping generated graphs ("": none), trials per cell (0: 15 for BFS
+# and CC with a GPU, else 3)
 CHILD = r"""
 import json, os, sys
 tree, scale, source, device, algorithms, threads = sys.argv[1:7]
 sys.path.insert(0, tree)
 import numpy as np, totem_py
 from totem_py.graph import Graph
-configs, keep = json.loads(sys.argv[7]), sys.argv[8]
+configs, keep, n_trials = json.loads(sys.argv[7]), sys.argv[8], int(sys.argv[9])
 
 
 def graph(weighted):
@@ -69,7 +70,7 @@ for weighted in sorted({a == "sssp" for a in names}):     # SSSP's graph has wei
         plan = None         # one partitioning a configuration, for each of its algorithms
         for alg in [a for a in names if (a == "sssp") == weighted]:
             extra = {"source": int(source)} if alg in ("bfs", "sssp") else {}
-            trials = 15 if alg in ("bfs", "cc") and name != "cpu" else 3
+            trials = n_trials or (15 if alg in ("bfs", "cc") and name != "cpu" else 3)
             r = totem_py.run(g, alg, partition="HIGH", trials=trials, threads=int(threads),
                              plan=plan, **extra, **kw)
             plan = r.plan
@@ -95,7 +96,7 @@ def run_tree(tree, args):
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
                                  str(args.scale), str(args.source), args.device,
                                  args.algorithms, str(args.threads), json.dumps(configs),
-                                 args.keep_graphs or ""],
+                                 args.keep_graphs or "", str(args.trials)],
                                 stdout=subprocess.PIPE, stderr=err, text=True)
         for line in proc.stdout:
             if line.startswith("{"):
@@ -119,6 +120,9 @@ def main(argv=None):
                     help="rounds of old then new; a cell's time is the median of its rounds' "
                          "(for hosts whose speed drifts between runs)")
     ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--trials", type=int, default=0,
+                    help="trials per cell and round (default: 15 for BFS and CC with a GPU "
+                         "partition, else 3)")
     ap.add_argument("--keep-graphs", metavar="DIR", default=None,
                     help="keep the generated graphs in DIR (.npz) for the other processes and "
                          "later runs (rmat:24 takes about 25 s to generate on the H100 host)")
