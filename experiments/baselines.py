@@ -85,6 +85,7 @@ from numba import njit  # noqa: E402
 import totem_py  # noqa: E402
 from experiments.harness import Table, start  # noqa: E402
 from totem_py import store  # noqa: E402
+from totem_py.algorithms import ALGORITHMS  # noqa: E402
 from totem_py.algorithms.common import source_vertex  # noqa: E402
 
 # ---------------------------------------------------------------- graph files
@@ -395,8 +396,9 @@ def ours_runs(graph_file, alg, source, args):
                "--algorithm", alg, "--device", "cpu", "--cpu-share", "1",
                "--threads", str(args.threads), "--trials", str(args.repeat), "--verify",
                "--quiet", "--json", str(out)]
-        cmd += ["--source", str(source)] if alg in ("bfs", "sssp", "bc") else []
-        cmd += ["--iterations", str(args.iterations)] if alg == "pagerank" else []
+        flags = {o.flag for o in ALGORITHMS[alg].options}
+        cmd += ["--source", str(source)] if "--source" in flags else []
+        cmd += ["--iterations", str(args.iterations)] if "--iterations" in flags else []
         proc = subprocess.run(cmd, capture_output=True, text=True, env=BASELINE_ENV)
         if proc.returncode or not out.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
