@@ -13,10 +13,12 @@ Paths: sync-push-dd (top-down), sync-pull-td (bottom-up: every unvisited row) an
 async-push-dd. The async path is label-correcting, as SSSP with unit weights: a round lowers a
 target's level to its source's plus one wherever that is smaller (atomic_min) and queues it
 again, and a partition goes on round after round until its queue empties; levels then drop to
-the hop distances, exactly, however the rounds and exchanges interleave. It is not among
-`--path auto`'s choices: a bottom-up step assigns its frontier's level plus one to every vertex
-it finds a parent for, which is exact only while the frontier is one level, as sync steps keep
-it; auto switches between the two sync paths (Alg. 2's rule, the engine's direction switch).
+the hop distances, exactly, however the rounds and exchanges interleave. `--path auto` switches
+between the two sync paths (Alg. 2's rule, the engine's direction switch), and takes the async
+one only where a single partition is still going after bsp/paths.py's HIGH_DIAMETER supersteps
+(a road network: its thousands of levels then run in one launch, ending the run): a bottom-up
+step assigns its frontier's level plus one to every vertex it finds a parent for, which is exact
+only while the frontier is one level, as sync steps keep it.
 Races: a vertex is claimed by atomic_min on its level; only the claimer returns true, so a vertex
 joins the next queue (or a ghost the outbox's touched list) once. Bottom-up rows are written only
 by their own walk.
