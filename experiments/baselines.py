@@ -50,9 +50,10 @@ Prints the median time per cell and writes the JSON (`times_ms`: algorithm -> {c
 ms}, read by bench_gpu's --totem; `runs`: every run's fields and command).
 
 `--ours` times our engine beside the system, CPU only (one CPU partition, `--threads`, the same
-source and PageRank rounds, the graph from a .tcsr file, a process of its own), alternating with the system's process
-`--rounds` times (each time --repeat trials of either), so that both see the same load; each
-cell then gives both medians over every round's trials and ours / theirs (`ours_ms`, `ratio`):
+source and PageRank rounds; `python -m totem_py.run` on the graph as a .tcsr file, in a process
+of its own), alternating with the system's process `--rounds` times (each time --repeat trials
+of either), so that both see the same load; each cell then gives both medians over every
+round's trials and ours / theirs (`ours_ms`, `ratio`):
 
     python -m experiments.baselines gap --bin BUILD --graph rmat:24 --threads 16 --ours \
         --rounds 3 --repeat 3 --json gap_vs_ours.json

@@ -153,7 +153,6 @@ def csr_row_sums(indptr, values, out):
         out[u] = total
 
 
-
 @njit(parallel=True, nogil=True, cache=True)
 def _inexact_in_float32(values):
     count = 0
