@@ -254,3 +254,13 @@ def append(buf, count, item, queue, length):
     if count == APPEND:
         count = flush(buf, count, queue, length)
     return count
+
+
+@njit(nogil=True, cache=True, inline="always")
+def append_item(buf, count, item, queue, length, direct):
+    """`append`, or with `direct` (a loop on one thread) straight into `queue`."""
+    if direct:
+        queue[length[0]] = item
+        length[0] += 1
+        return 0
+    return append(buf, count, item, queue, length)

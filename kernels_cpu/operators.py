@@ -39,6 +39,7 @@ row's `skip`-th edge on.
 Races are the functors' to handle, through bsp.intrinsics (LLVM atomicrmw / cmpxchg here).
 """
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -48,8 +49,9 @@ from numba.core.registry import CPUDispatcher
 from . import intrinsics
 
 from .atomics import PREFETCH, at, atomic_add, node_at, nonneg, prefetch
-from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, block_edges, flush,
-                  frontier_blocks, prefetch_rows, queue_edges, queue_item, row_blocks)
+from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, append_item,
+                  block_edges, flush, frontier_blocks, prefetch_rows, queue_edges, queue_item,
+                  row_blocks)
 from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, kernel_name,
                         next_common, reduced, span_bounds, specialize)
 
@@ -58,6 +60,8 @@ from .templates import (SUM, EdgeSpan, SpelledCompiler, files_key, functors, ker
 # block of edges, EDGES_PER_BLOCK, which one lane would walk)
 SERIAL_ITEMS = 4096
 FUSE_EDGES = 8192       # advance's rounds: about the serial work of a round back through the host
+FUSE_SPINNING = 512     # and of a parallel launch inside a kernel, where idle threads spin
+ROUND_EDGES = 1 << 16   # the largest round walked so (larger: the host's load-balanced walk)
 
 
 def functor(*args):
@@ -68,7 +72,7 @@ row_fn = apply_fn = edge_fn = functor
 edge_span = njit(nogil=True, inline="always")(span_bounds)
 reduce_into = njit(nogil=True, inline="always")(reduced)
 merge_step = njit(nogil=True, inline="always")(next_common)
-WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = REDUCE = FILTER = False
+WEIGHTED = RECORD = PREFETCHING = PREFETCHING2 = QUEUE = REDUCE = FILTER = LANES = False
 OUTPUTS = 0
 SPAN = EdgeSpan.ALL
 REDUCTION, TOTAL, IDENTITY = SUM.values()      # a row's total: templates.reduction
@@ -123,42 +127,60 @@ def advance_queue(indptr, indices, weights, n_local, queue, qlen, out0, len0, ou
 
 
 def advance_rounds(indptr, indices, weights, n_local, queue, nxt, len0, out1, len1, touched,
-                   touched_len, counter, most_items, most_edges, most_rounds, args):
-    """Rounds after a walk, serially on the calling thread: while the vertices appended to `nxt`
-    (len0[0] of them) are at least one, at most most_items holding at most most_edges edges,
-    and fewer than most_rounds rounds ran, counter[0] grows by one and they are walked, the
-    vertices they select appended to the other array (counted by len0 again; with OUTPUTS 2,
-    those for which the functor gives 2 to out1). Returns the rounds walked: the arrays `queue`
-    and `nxt` have exchanged roles when that count is odd."""
+                   touched_len, counter, par_edges, most_items, most_edges, most_rounds, threads,
+                   args):
+    """Rounds after a walk, without going back to the host: while the vertices appended to
+    `nxt` (len0[0] of them) are at least one, at most most_items holding at most most_edges
+    edges, and fewer than most_rounds rounds ran, counter[0] grows by one and they are walked,
+    the vertices they select appended to the other array (counted by len0 again; with OUTPUTS
+    2, those for which the functor gives 2 to out1). A round of at most par_edges edges runs on
+    the calling thread, a larger one on `threads` lanes, each an equal run of the round's
+    vertices (a parallel launch inside the kernel: a few microseconds where the idle threads
+    spin). Returns the rounds walked: the arrays `queue` and `nxt` have exchanged roles when
+    that count is odd."""
     rounds = 0
     walked, appended = queue, nxt
     while rounds < most_rounds:
         qlen = len0[0]
-        if qlen == 0 or qlen > most_items or queue_edges(indptr, appended, qlen) > most_edges:
+        if qlen == 0 or qlen > most_items:
+            break
+        edges = queue_edges(indptr, appended, qlen)
+        if edges > most_edges:
             break
         walked, appended = appended, walked
         len0[0] = 0
         counter[0] += 1
         rounds += 1
-        for i in range(qlen):
-            v = node_at(walked, i)
-            for e in range(indptr[v], indptr[v + 1]):
-                t = node_at(indices, e)
-                if WEIGHTED:
-                    r = functor(v, t, at(weights, e), args)
-                else:
-                    r = functor(v, t, 1.0, args)
-                if r:
-                    if t < n_local:
-                        if OUTPUTS > 1 and r == 2:
-                            out1[len1[0]] = t
-                            len1[0] += 1
-                        else:
-                            appended[len0[0]] = t
-                            len0[0] += 1
-                    elif RECORD:
-                        touched[touched_len[0]] = t - n_local
-                        touched_len[0] += 1
+        lanes = min(threads, qlen) if LANES and edges > par_edges else 1
+        # one lane appends straight into the lists (where LANES is off, a loop LLVM keeps tight)
+        direct = not LANES or lanes == 1
+        for lane in prange(lanes):
+            buf0 = np.empty(0 if direct else APPEND, dtype=np.int64)
+            buf1 = np.empty(0 if direct else APPEND, dtype=np.int64)
+            sent = np.empty(0 if direct else APPEND, dtype=np.int64)
+            n0 = 0
+            n1 = 0
+            n_sent = 0
+            for i in range(lane * qlen // lanes, (lane + 1) * qlen // lanes):
+                v = node_at(walked, i)
+                for e in range(indptr[v], indptr[v + 1]):
+                    t = node_at(indices, e)
+                    if WEIGHTED:
+                        r = functor(v, t, at(weights, e), args)
+                    else:
+                        r = functor(v, t, 1.0, args)
+                    if r:
+                        if t < n_local:
+                            if OUTPUTS > 1 and r == 2:
+                                n1 = append_item(buf1, n1, t, out1, len1, direct)
+                            else:
+                                n0 = append_item(buf0, n0, t, appended, len0, direct)
+                        elif RECORD:
+                            n_sent = append_item(sent, n_sent, t - n_local, touched,
+                                                 touched_len, direct)
+            flush(buf0, n0, appended, len0)
+            flush(buf1, n1, out1, len1)
+            flush(sent, n_sent, touched, touched_len)
     return rounds
 
 
@@ -478,20 +500,30 @@ def advance(fn, indptr, indices, weights, n_local, queue, qlen, outs, outbox, pf
 
 def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, args, counter,
                  most_rounds):
-    """advance_rounds on the calling thread while a round is worth no parallel launch: it holds
-    at most FUSE_EDGES * T / (T - 1) edges on T threads (a round back through the host costs
-    about FUSE_EDGES edges' serial work, and T threads would save 1 - 1/T of the round's; one
-    thread: no bound). `outs`: the next queue's (array, counter) pair, and a second list's."""
+    """advance_rounds while a round is worth no launch from the host. Where idle threads sleep
+    (OMP_WAIT_POLICY passive: a parallel launch costs tens of microseconds to wake them), the
+    rounds run on the calling thread while they hold at most FUSE_EDGES * T / (T - 1) edges on
+    T threads (a round back through the host costs about FUSE_EDGES edges' serial work, and T
+    threads would save 1 - 1/T of the round's; one thread: no bound). Where they spin, a launch
+    costs about FUSE_SPINNING edges' work: rounds of more run in parallel inside the kernel, up
+    to ROUND_EDGES edges. `outs`: the next queue's (array, counter) pair, and a second
+    list's."""
     threads = get_num_threads()
-    most_edges = FUSE_EDGES * threads // (threads - 1) if threads > 1 else 1 << 62
-    _, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
-                      RECORD=outbox is not None, OUTPUTS=len(outs))
+    spinning = os.environ.get("OMP_WAIT_POLICY", "").lower() == "active" and threads > 1
+    par, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
+                        RECORD=outbox is not None, OUTPUTS=len(outs), LANES=spinning)
+    if spinning:
+        kernel, par_edges = par, FUSE_SPINNING * threads // (threads - 1)
+        most_edges = max(par_edges, ROUND_EDGES)
+    else:
+        kernel, par_edges = ser, 1 << 62
+        most_edges = FUSE_EDGES * threads // (threads - 1) if threads > 1 else 1 << 62
     touched, count = (outbox.touched, outbox.count) if outbox is not None else (_dummy(), _dummy())
     nxt, len0, out1, len1 = _outs(outs)
-    return ser(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
-               queue, nxt, len0, out1, len1, touched, count,
-               np.zeros(1, np.int64) if counter is None else counter, most_edges, most_edges,
-               most_rounds, args)
+    return kernel(indptr, indices, _dummy(np.float64) if weights is None else weights, n_local,
+                  queue, nxt, len0, out1, len1, touched, count,
+                  np.zeros(1, np.int64) if counter is None else counter, par_edges, most_edges,
+                  most_edges, most_rounds, threads, args)
 
 
 def pull(fn, indptr, indices, weights, first, end, args, row_fn=None, apply_fn=None, out=None,

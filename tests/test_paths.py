@@ -118,6 +118,22 @@ def test_a_traversal_on_one_partition_goes_async_on_a_high_diameter_graph():
         assert sum(records[-1]["rounds"]) > 1
 
 
+@pytest.mark.parametrize("name", [n for n in OFFERING if "async-push-dd" in ALGORITHMS[n].paths])
+def test_async_rounds_in_parallel_inside_the_kernel(name, monkeypatch):
+    """Where idle threads spin, an async path's rounds of more than FUSE_SPINNING edges run on
+    every thread inside the kernel (here on 2 threads, every round of more than 8 edges): the
+    results are the verified ones, in the same one superstep."""
+    import kernels_cpu.operators as ops
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    monkeypatch.setattr(ops, "FUSE_SPINNING", 4)
+    graph = with_random_weights(totem_py.generate("road:12", seed=3), seed=3)
+    source = default_source(graph)
+    alg = make(name, graph, source)
+    r = totem_py.run(graph, alg, cpu_share=1.0, device="cpu", threads=2, path="async-push-dd")
+    check(alg, graph, r.values, "async-push-dd, rounds in parallel")
+    assert r.metrics["supersteps"] == 1
+
+
 def test_sssp_on_a_road_grid_takes_fewer_supersteps_async():
     """One partition: async relaxes the whole graph in one superstep; several: fewer than
     sync's, same distances."""
