@@ -4,6 +4,7 @@
 
 Each tree runs in its own process (its packages first on sys.path) through its public
 `totem_py.run`, one after the other on the same host: BFS, PageRank, SSSP and CC on rmat:SCALE
+(or another generator's graph of that scale, `--family road`)
 undirected, CPU only, GPU only, HIGH 0.5, HIGH 0.25 and GPU only with a quarter of the edge bytes
 as --gpu-memory (streamed), with one fixed source for BFS and SSSP (a tree's default source may
 differ, and SSSP's work depends on it); the algorithms of a configuration share its partitioning
@@ -30,24 +31,25 @@ CONFIGS = {"cpu": dict(cpu_share=1.0, device="cpu"), "gpu": dict(cpu_share=0.0),
 
 # one tree's cells, run in a child process: argv = tree, scale, source, device, algorithms,
 # threads, configs, the folder keeping generated graphs ("": none), trials per cell (0: 15 for BFS
-# and CC with a GPU, else 3)
+# and CC with a GPU, else 3), the generator
 CHILD = r"""
 import json, os, sys
 tree, scale, source, device, algorithms, threads = sys.argv[1:7]
 sys.path.insert(0, tree)
 import numpy as np, totem_py
 from totem_py.graph import Graph
-configs, keep, n_trials = json.loads(sys.argv[7]), sys.argv[8], int(sys.argv[9])
+configs, keep, n_trials, family = json.loads(sys.argv[7]), sys.argv[8], int(sys.argv[9]), \
+    sys.argv[10]
 
 
 def graph(weighted):
     # generated once and kept in `keep` (a folder) for the other processes, when one is given
-    path = os.path.join(keep, f"rmat{scale}{'w' if weighted else ''}.npz") if keep else ""
+    path = os.path.join(keep, f"{family}{scale}{'w' if weighted else ''}.npz") if keep else ""
     if path and os.path.exists(path):
         z = np.load(path)
         return Graph(z["indptr"], z["indices"], z["weights"] if weighted else None,
-                     f"rmat:{scale}", directed=False)
-    g = totem_py.generate(f"rmat:{scale}", undirected=True, weighted=weighted)
+                     f"{family}:{scale}", directed=False)
+    g = totem_py.generate(f"{family}:{scale}", undirected=True, weighted=weighted)
     if path:
         os.makedirs(keep, exist_ok=True)
         np.savez(path + ".part.npz", indptr=g.indptr, indices=g.indices,
@@ -96,7 +98,7 @@ def run_tree(tree, args):
         proc = subprocess.Popen([sys.executable, "-c", CHILD, str(Path(tree).resolve()),
                                  str(args.scale), str(args.source), args.device,
                                  args.algorithms, str(args.threads), json.dumps(configs),
-                                 args.keep_graphs or "", str(args.trials)],
+                                 args.keep_graphs or "", str(args.trials), args.family],
                                 stdout=subprocess.PIPE, stderr=err, text=True)
         for line in proc.stdout:
             if line.startswith("{"):
@@ -111,6 +113,7 @@ def main(argv=None):
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--scale", type=int, default=24)
+    ap.add_argument("--family", default="rmat", help="the generator: rmat, road or uniform")
     ap.add_argument("--source", type=int, required=True)
     ap.add_argument("--device", default="gpu", help="gpu, or emulated for a smoke test")
     ap.add_argument("--algorithms", default="bfs,pagerank,sssp,cc")
