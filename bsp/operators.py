@@ -328,10 +328,11 @@ def pull(part, view, edge_fn, *args, apply=None, rows=None, length=None, row_fn=
     # a searching row without edges finds nothing: the empty rows at the end are left out
     cap = v.n_local if apply is not None else v.rows_end
     for indptr, indices, weights, first, end in v.row_segments(reads, warps=apply is not None):
-        if min(end, cap) > first:
-            ops.pull(edge_fn, indptr, indices, weights, first, min(end, cap), args,
-                     row_fn=row_fn, apply_fn=apply, out=lists[0] if lists else None, pf=pf,
-                     span=span, limit=v.n_local, skip=skip, total=total)
+        end = min(end, cap)
+        if end > first:
+            ops.pull(edge_fn, indptr, indices, weights, first, end, args, row_fn=row_fn,
+                     apply_fn=apply, out=lists[0] if lists else None, pf=pf, span=span,
+                     limit=v.n_local, skip=skip, total=total)
 
 
 @functor_errors("common_fn", "apply", "edge_fn")

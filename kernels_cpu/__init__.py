@@ -195,6 +195,14 @@ def compile_once_per_machine():
     dispatcher.Dispatcher.compile = compile
 
 
+def spinning():
+    """Whether the pool's idle threads spin between launches (OMP_WAIT_POLICY active under the
+    OpenMP layer): a parallel launch then costs about a microsecond, against the tens that
+    waking sleeping threads takes."""
+    return (os.environ.get("OMP_WAIT_POLICY", "").lower() == "active"
+            and os.environ.get("NUMBA_THREADING_LAYER") == "omp")
+
+
 def threads():
     """What the --json record says of the CPU threads: Numba's threading layer, the wait policy
     and the thread count."""

@@ -39,14 +39,13 @@ row's `skip`-th edge on.
 Races are the functors' to handle, through bsp.intrinsics (LLVM atomicrmw / cmpxchg here).
 """
 
-import os
 from pathlib import Path
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 from numba.core.registry import CPUDispatcher
 
-from . import intrinsics
+from . import intrinsics, spinning
 
 from .atomics import PREFETCH, at, atomic_add, node_at, nonneg, prefetch
 from .jit import (APPEND, BLOCKS, EDGES_PER_BLOCK, SERIAL_EDGES, append, append_item,
@@ -509,10 +508,10 @@ def advance_more(fn, indptr, indices, weights, n_local, queue, outs, outbox, arg
     to ROUND_EDGES edges. `outs`: the next queue's (array, counter) pair, and a second
     list's."""
     threads = get_num_threads()
-    spinning = os.environ.get("OMP_WAIT_POLICY", "").lower() == "active" and threads > 1
+    spin = threads > 1 and spinning()
     par, ser = compiled(advance_rounds, {"functor": fn}, len(args), WEIGHTED=weights is not None,
-                        RECORD=outbox is not None, OUTPUTS=len(outs), LANES=spinning)
-    if spinning:
+                        RECORD=outbox is not None, OUTPUTS=len(outs), LANES=spin)
+    if spin:
         kernel, par_edges = par, FUSE_SPINNING * threads // (threads - 1)
         most_edges = max(par_edges, ROUND_EDGES)
     else:

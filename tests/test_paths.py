@@ -125,6 +125,7 @@ def test_async_rounds_in_parallel_inside_the_kernel(name, monkeypatch):
     results are the verified ones, in the same one superstep."""
     import kernels_cpu.operators as ops
     monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    monkeypatch.setenv("NUMBA_THREADING_LAYER", "omp")      # as where the OpenMP layer loads
     monkeypatch.setattr(ops, "FUSE_SPINNING", 4)
     graph = with_random_weights(totem_py.generate("road:12", seed=3), seed=3)
     source = default_source(graph)
