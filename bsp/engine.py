@@ -192,7 +192,8 @@ class Engine:
         parts = self.parts
         self._streams = [(p, view.stream) for p in parts for view in p.placed_views()
                          if view.stream is not None]       # the views whose edges stream
-        paths = Paths(algorithm, parts, self._path) if algorithm.paths else None
+        everywhere = bool if self.ranks is None else self.ranks.everywhere
+        paths = Paths(algorithm, parts, self._path, everywhere) if algorithm.paths else None
         forced = paths.forced if paths is not None else None
         algorithm.start()
         for part in parts:
@@ -222,7 +223,10 @@ class Engine:
             if directions is not None:
                 mode = directions[forced.direction]
             elif algorithm.direction_optimizing and frontier is not None:
-                switched = bottom_up != self._bottom_up(bottom_up, frontier, explored, recent)
+                # after an async superstep a frontier holds several levels: top-down from then
+                deep = paths is not None and paths.deep
+                switched = not deep and bottom_up != self._bottom_up(bottom_up, frontier,
+                                                                     explored, recent)
                 bottom_up ^= switched
                 mode = modes["pull" if bottom_up else "push"]
                 if switched and self.progress:

@@ -887,6 +887,10 @@ class Ranks:
         return Vote(int(total[0]), int(total[1]), float(smallest[0]),
                     tuple(summed.tolist()) if mine.sums else ())
 
+    def everywhere(self, flag):
+        """Whether `flag` holds on every rank (collective)."""
+        return bool(self.comm.allreduce(bool(flag), op=MPI.LAND))
+
     def release(self):
         """Drop the exchange's buffers (Engine.release)."""
         for exchange in self._exchanges.values():

@@ -14,11 +14,11 @@ sampling, the controller only names the path.
 
   traversals (Alg. 2):  the first of the program's `auto_paths` in the superstep's direction;
                         a program lists the form it prefers first (SSSP: async-push-dd). A
-                        traversal of a single partition still going after HIGH_DIAMETER
-                        supersteps is on a high-diameter graph (a road network): it takes the
-                        async path of the direction the program offers, whose small rounds
-                        run in one launch (advance's `rounds`), as SEP-Graph launches once
-                        for such graphs.
+                        traversal still going after HIGH_DIAMETER supersteps is on a
+                        high-diameter graph (a road network): where every partition may go
+                        async (below), all take the async path of the direction the program
+                        offers, whose small rounds run in one launch (advance's `rounds`),
+                        as SEP-Graph launches once for such graphs.
   iterative (Alg. 1):   each candidate of the direction once, in `auto_paths` order; then the
                         one of least predicted work: the edges it walks (the active set's
                         out-edges for dd, the partition's edges for td, PRIORITY_TOP /
@@ -34,8 +34,10 @@ half its edges leave it (a road network under HIGH, whose CPU partition holds th
 the GPU's the roads between them), the wave crosses partitions every other hop, so an
 exchange is needed about as often as with one round, and the rounds between exchanges relax
 vertices whose distances the other partition's messages then lower again: the async path then
-takes the fewest supersteps any exact run can, and several times the time
-(`experiments.crossings`, docs/results/sssp_crossings_usroads_2core.txt).
+takes the fewest supersteps any exact run can, and several times the time. Under BLOCK a road
+network's partitions are runs of nearby vertices with few boundary edges, and the async path
+takes a few supersteps where sync takes hundreds (`experiments.crossings`,
+docs/results/sssp_crossings_usroads_2core.txt).
 
 A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
 program that offers no path gets `part.path = None` and no choice is made (no cost at all);
@@ -52,7 +54,7 @@ HIGH_DIAMETER = 32      # auto: a traversal still going after this many superste
 class Paths:
     """The controller of one run: `forced` a path name or "auto"."""
 
-    def __init__(self, program, parts, forced="auto"):
+    def __init__(self, program, parts, forced="auto", everywhere=bool):
         self.offered = [Path.parse(name) for name in program.paths]
         auto = program.auto_paths if program.auto_paths is not None else program.paths
         self.candidates = [Path.parse(name) for name in auto]
@@ -64,8 +66,10 @@ class Paths:
         self.rate = [dict() for _ in parts]         # Alg. 1: path -> rounds when last run
         self.work = [0] * len(parts)
         self.steps = 0                              # supersteps chosen for so far
-        self.single = len(parts) == 1 and parts[0].plan.n_partitions == 1
         self._mine = [{} for _ in parts]            # (exchange, view) -> the candidates
+        self._deep = {}                             # (exchange, view) -> the async paths
+        self.deep = False       # a traversal went async for its depth (then stays in push)
+        self.everywhere = everywhere
 
     def choose(self, mode, votes):
         """Each partition's path for a superstep of `mode` (`votes`: the last superstep's, or
@@ -73,8 +77,11 @@ class Paths:
         the partitions' as "pid:name" joined by commas where they differ."""
         names = []
         self.steps += 1
+        deep = self._deep_paths(mode) if self.forced is None and not self.iterative \
+            and self.steps > HIGH_DIAMETER else []
+        self.deep = self.deep or bool(deep)
         for i, part in enumerate(self.parts):
-            path = self.forced or self._auto(i, part, mode, votes)
+            path = self.forced or (deep[0] if deep else self._auto(i, part, mode, votes))
             part.path = path
             names.append(path.name)
         if len(set(names)) <= 1:
@@ -89,19 +96,26 @@ class Paths:
         if mine is None:
             mine = [p for p in self.candidates if p.direction == mode.exchange] \
                 or [p for p in self.offered if p.direction == mode.exchange] or self.offered
-            view = part.views[mode.view].host
-            if view.boundary_edges > BOUNDARY * view.indices.size:
+            if not inward(part, mode):
                 mine = [p for p in mine if not p.asynchronous] or mine
             self._mine[i][key] = mine
         return mine
 
+    def _deep_paths(self, mode):
+        """The async paths of the mode's direction that every partition takes once a traversal
+        is deep: the program's, where every partition of the run (every rank's: `everywhere`
+        agrees, collectively) may go async; else none. (A program's sync and async forms need
+        not mix: BFS's sync step claims a vertex once, at the superstep's depth.)"""
+        key = (mode.exchange, mode.view)
+        if key not in self._deep:
+            ok = self.everywhere(all(inward(part, mode) for part in self.parts))
+            self._deep[key] = [p for p in self.offered if ok and p.asynchronous
+                               and p.direction == mode.exchange]
+        return self._deep[key]
+
     def _auto(self, i, part, mode, votes):
         mine = self._candidates(i, part, mode)
         if not self.iterative:
-            if self.single and self.steps > HIGH_DIAMETER:
-                deep = [p for p in self.offered if p.direction == mode.exchange and p.asynchronous]
-                if deep:
-                    return deep[0]
             return mine[0]
         if len(mine) == 1:
             return mine[0]
@@ -128,6 +142,13 @@ class Paths:
             return
         for i, part in enumerate(self.parts):
             self.rate[i][part.path] = part.rounds
+
+
+def inward(part, mode):
+    """Whether a partition may take an async path: at most BOUNDARY of the edges of the mode's
+    view leave it."""
+    view = part.views[mode.view].host
+    return view.boundary_edges <= BOUNDARY * view.indices.size
 
 
 def offer_note(program, name):

@@ -61,7 +61,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graph", default="../shared/data/road-usroads.mtx.gz",
                     help="a file or a generator spec (weighted and undirected when generated)")
-    ap.add_argument("--configs", default="CPU 1,HIGH 0.25,HIGH 0.5,HIGH 0.75,LOW 0.5,RAND 0.5",
+    ap.add_argument("--configs", default="CPU 1,HIGH 0.25,HIGH 0.5,HIGH 0.75,LOW 0.5,RAND 0.5,"
+                    "BLOCK 0.25,BLOCK 0.5,BLOCK 0.75",
                     help="partitioning and CPU share per row; CPU 1 is one partition")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)

@@ -9,10 +9,11 @@ holds the whole graph, only its share of the edges, its ghosts and per-vertex ta
    its buckets as one process does (`generate_share`): the same graph as one process generates
    for the same seed.
 2. The deal (`deal`). Vertices go to ranks as `partitioners.plan.deal_to_ranks` deals them: in
-   out-degree order (highest first, ties by id), serpentine. A vertex's place in that order needs
-   only counts: how many vertices have a higher degree (every rank's histogram of its distinct
-   degrees, allgathered: at most sqrt(2E) of them) and how many of its degree have smaller ids
-   (the counts of the lower blocks, and its place within its own block).
+   out-degree order (highest first, ties by id), serpentine; under BLOCK, consecutive ranges. A
+   vertex's place in that order needs only counts: how many vertices have a higher degree (every
+   rank's histogram of its distinct degrees, allgathered: at most sqrt(2E) of them) and how many
+   of its degree have smaller ids (the counts of the lower blocks, and its place within its own
+   block).
 3. The split. Each rank receives its vertices (ids, out- and in-degrees) and splits them between
    its CPU and GPU partitions as one process splits a rank's share (`plan._split`, the same local
    order); the homes learn every vertex's partition and local id (a directory, kept by blocks).
@@ -55,7 +56,7 @@ from kernels_cpu import order as _ko
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
 
-from .plan import _split, by_degree, check_degrees, check_options, hub_product
+from .plan import _split, block_parts, by_degree, check_degrees, check_options, hub_product
 from .ranks import ByGvid, GraphSummary, RankPlan, boundary_tables, local_views
 
 ROUND_BYTES = 1 << 22       # what a rank sends in one round of a shuffle, to all ranks together
@@ -448,11 +449,15 @@ def giant_source(comm, bounds, gvids, labels, has_edges, seed=0):
 
 # ---- the plan ---------------------------------------------------------------------------------
 
-def deal(comm, degree):
+def deal(comm, degree, strategy="HIGH"):
     """The rank each vertex of this rank's block goes to: `partitioners.plan.deal_to_ranks` of
     the whole graph (out-degree order, highest first, ties by id; serpentine), from `degree`, the
-    block's out-degrees, and every rank's degree histogram. Collective."""
+    block's out-degrees, and every rank's degree histogram; under BLOCK, its consecutive ranges,
+    from the weight of the blocks below. Collective."""
     size, r = comm.size, comm.rank
+    if strategy == "BLOCK":
+        weights = comm.allgather(int(degree.sum()) + degree.size)
+        return block_parts(degree, size, sum(weights[:r]), sum(weights))
     counts = np.bincount(degree)
     values = np.flatnonzero(counts)
     counts = counts[values]
@@ -677,7 +682,7 @@ def plan_ranks(comm, share, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, hub_
     in_degree = share.in_degree if directed and share.in_degree is not None else out_degree
     agreed(comm, lambda: [check_degrees(d, range(lo, hi)) for d in (
         out_degree, in_degree, out_degree + in_degree if directed else in_degree)])
-    owner = deal(comm, out_degree).astype(np.int32)
+    owner = deal(comm, out_degree, str(strategy).upper()).astype(np.int32)
     sent = [np.arange(lo, hi, dtype=np.int64), out_degree] + \
         ([in_degree] if in_degree is not out_degree else [])
     got, _ = alltoallv(comm, *by_rank(owner, size, *sent))

@@ -1,4 +1,4 @@
-"""HIGH / LOW / RAND partitioning and the PartitionPlan.
+"""HIGH / LOW / RAND / BLOCK partitioning and the PartitionPlan.
 
 TOTEM section 6: order the vertices by degree (HIGH: highest first, LOW: lowest first) or randomly
 (RAND) and give the CPU partition the shortest prefix of that order that holds `cpu_share` of the
@@ -8,6 +8,16 @@ edges (within the largest degree), hubs and low-degree vertices alike, so that t
 their supersteps together (consecutive runs of the degree order, equal in edges, would give one
 GPU a few hubs and another most of the vertices). Degrees are out-degrees: a partition owns its
 vertices' out-edges.
+
+BLOCK keeps runs of consecutive ids together (Gunrock's static partitioner, the 1D blocks of
+distributed graph libraries): the CPU partition takes the lowest ids up to `cpu_share` of the
+edges, and the GPU partitions (and, under MPI, the ranks) take consecutive ranges of equal
+vertices + edges (`block_parts`). Where ids follow geometry, as in road networks and meshes,
+few edges cross between blocks, and a shortest path crosses partitions a few times instead of
+every other hop (road-usroads, two partitions: the fewest supersteps an exact run can take are 8
+under BLOCK, 303 under HIGH; `experiments.crossings`), so the asynchronous paths' local rounds
+cover most of the distance between exchanges (bsp/paths.py). On a graph whose ids are random
+(R-MAT) BLOCK cuts as many edges as RAND.
 
 Inside a partition, local ids follow `hub_sort` (`local_order`); the order only changes speed, never
 results. Rows are laid out in local-id order, so on a GPU partition that streams its edges
@@ -46,7 +56,7 @@ from kernels_cpu import plan_stats as _ks
 from bsp.errors import InputError
 from kernels_cpu.csr import csr_row_sums, index_dtype, weights_dtype
 
-STRATEGIES = ("HIGH", "LOW", "RAND")
+STRATEGIES = ("HIGH", "LOW", "RAND", "BLOCK")
 HUB_SORTS = ("degree", "hytgraph", "off")    # local order inside a partition (`local_order`)
 HUB_PERCENT = 8                              # HyTGraph's hubs: the top 8% by D_o x D_i
 
@@ -351,9 +361,12 @@ def local_order(graph, members, hub_sort="degree", scores=None):
 
 
 def _order_members(graph, members, strategy, seed):
-    """`members` in HIGH / LOW / RAND order (with every vertex as members, `_order`'s order)."""
+    """`members` in HIGH / LOW / RAND / BLOCK order (with every vertex as members, `_order`'s
+    order)."""
     if strategy in ("HIGH", "LOW"):
         return _o.take(members, by_degree(_at(graph.out_degree, members), strategy == "HIGH"))
+    if strategy == "BLOCK":
+        return _o.sorted_ids(members)
     return members[np.random.default_rng(seed).permutation(members.size)]
 
 
@@ -378,7 +391,8 @@ def _split(graph, members, strategy, cpu_share, gpus, seed, hub_sort="degree", s
     degree = _at(graph.out_degree, order)       # in the order
     cut = _cpu_cut(degree, cpu_share, gpus)
     rest = order[cut:]
-    groups = [("cpu", order[:cut])] + [("gpu", v) for v in deal_to_gpus(
+    deal = block_ranges if strategy == "BLOCK" else deal_to_gpus
+    groups = [("cpu", order[:cut])] + [("gpu", v) for v in deal(
         degree[cut:], rest, gpus)] if gpus else [("cpu", order)]
     parts = []
     for k, (kind, vertices) in enumerate(groups):
@@ -398,14 +412,36 @@ def serpentine(n, parts):
     return part
 
 
-def deal_to_ranks(graph, ranks):
+def deal_to_ranks(graph, ranks, strategy="HIGH"):
     """Vertices per MPI rank, edge-balanced and degree-aware: the vertices in out-degree order
     (highest first) are dealt to the ranks in serpentine order, so every rank gets the same
     number of vertices (within one), the same mix of hubs and low-degree vertices, and the same
-    number of edges within the largest degree. Each rank then splits its share between its CPU
-    and GPU partitions as one process would."""
+    number of edges within the largest degree; under BLOCK, consecutive ranges of ids
+    (`block_ranges`). Each rank then splits its share between its CPU and GPU partitions as one
+    process would."""
+    if strategy == "BLOCK":
+        return block_ranges(graph.out_degree, np.arange(graph.n_vertices), ranks)
     dealt, ptr = _o.serpentine_deal(by_degree(graph.out_degree), ranks)
     return [_o.sorted_ids(dealt[ptr[r]:ptr[r + 1]]) for r in range(ranks)]
+
+
+def block_parts(degree, parts, before=0, total=None):
+    """The part (0 .. parts-1, ascending) of each item of a run of items in order, cut into
+    `parts` consecutive ranges of about equal weight, an item weighing 1 + its degree: an item
+    goes to the part of how many of the cuts total * k / parts (k = 1 .. parts-1) the weight
+    before it reaches. `before` and `total`: the weight before the run and of every item, for
+    a run that is one piece of the items (an MPI rank's block); by default the run is all."""
+    weight = np.asarray(degree, dtype=np.int64) + 1
+    prefix = np.cumsum(weight) - weight + before
+    total = int(weight.sum()) if total is None else total
+    return np.searchsorted(total * np.arange(1, parts) / parts, prefix, side="right")
+
+
+def block_ranges(degree, vertices, parts):
+    """`vertices` (in order; `degree`, theirs) cut into `parts` consecutive ranges
+    (`block_parts`)."""
+    bounds = np.searchsorted(block_parts(degree, parts), np.arange(parts + 1))
+    return [vertices[bounds[k]:bounds[k + 1]] for k in range(parts)]
 
 
 def deal_to_gpus(degree, vertices, gpus):
@@ -430,7 +466,7 @@ def partition(graph, strategy="HIGH", cpu_share=0.5, gpus=1, seed=0, ranks=1,
     if ranks < 1:
         raise ValueError(f"ranks must be >= 1, got {ranks}")
     n = graph.n_vertices
-    shares = [np.arange(n)] if ranks == 1 else deal_to_ranks(graph, ranks)
+    shares = [np.arange(n)] if ranks == 1 else deal_to_ranks(graph, ranks, strategy)
     scores = hub_scores(graph) if hub_sort == "hytgraph" else None
     kinds, owner_parts, rank_of = [], [], []
     for r, members in enumerate(shares):
@@ -486,7 +522,9 @@ def estimate_stats(graph, strategy, cpu_shares, gpus=1, seed=0):
             raise InputError(f"--gpus must be >= 1 when cpu-share < 1 (got {gpus})")
         cut = _cpu_cut(in_order, share, gpus)
         groups = [order[:cut]]
-        if gpus:
+        if gpus and strategy == "BLOCK":
+            groups += block_ranges(in_order[cut:], order[cut:], gpus)
+        elif gpus:
             rest = np.zeros(n, bool)
             rest[order[cut:]] = True
             kept = by[rest[by]]                 # the rest in the deal's order

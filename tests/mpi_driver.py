@@ -51,7 +51,7 @@ from totem_py.graph import Graph  # noqa: E402
 from tests.support.matrix import BUILT_IN, algorithms, mismatch  # noqa: E402
 from tests.support.toys import toy_graphs, with_random_weights  # noqa: E402
 
-STRATEGIES = ("HIGH", "LOW", "RAND")
+STRATEGIES = ("HIGH", "LOW", "RAND", "BLOCK")
 CONFIGS = ((1.0, 1), (0.5, 1), (0.3, 2), (0.0, 1))     # (cpu share, GPU partitions per rank)
 # (strategy, cpu share, GPU partitions per rank, hub_sort): the matrix in the default local
 # order, then the other orders at two hybrid configurations

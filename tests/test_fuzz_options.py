@@ -89,7 +89,7 @@ HOSTILE_ALGORITHMS = ["", "BFS", "nope", "{dir}/missing.py", "{dir}", f"{DATA}/t
 OPTIONS = {
     "--undirected": None,
     "--algorithm": (list(ALGORITHMS), HOSTILE_ALGORITHMS),
-    "--partition": (["HIGH", "LOW", "RAND", "low"], ["", "MIDDLE", "0"]),
+    "--partition": (["HIGH", "LOW", "RAND", "BLOCK", "low"], ["", "MIDDLE", "0"]),
     "--hub-sort": (["degree", "hytgraph", "off"], ["", "x", "DEGREE"]),
     "--cpu-share": (["0", "1", "0.5", "0.3", "auto", "model", "1e-300", "0.999"],
                     NUMBERS + ["1.5", "-0.1", "AUTO"]),
@@ -320,7 +320,7 @@ def test_more_random_command_lines(tmp_path, npz, quiet_process):
 HOSTILE = [None, "", "x", -1, 0, 2.5, math.nan, math.inf, -math.inf, 10**30, -(2**63), 2**64,
            True, [], [0], np.array([1, 2]), np.float32(0.5), np.int64(-1), b"1", 1j, object()]
 KEYWORDS = {
-    "partition": (["HIGH", "LOW", "RAND"], ["high", "MIDDLE"]),
+    "partition": (["HIGH", "LOW", "RAND", "BLOCK"], ["high", "MIDDLE"]),
     "cpu_share": ([0, 1, 0.5, 0.3, "auto", "model", np.float64(0.7)], [1.5, -0.1, "0.5"]),
     "gpus": ([0, 1, 2, 3, np.int32(2)], [10**6]),
     "device": (["cpu", "emulated"], ["gpu", "CPU"]),

@@ -292,6 +292,38 @@ def test_partition_orders_against_numpy():
             assert np.array_equal(order.sorted_ids(ids), np.sort(ids))
 
 
+def test_block_partitions_are_consecutive_ranges_of_equal_weight():
+    """BLOCK: the CPU partition is the shortest prefix of ids holding cpu_share of the edges;
+    GPU partitions and ranks are consecutive ranges, none heavier than an equal share of
+    vertices + edges by more than its heaviest vertex; the ranks' ranges are the ones
+    `distributed.deal` computes piece by piece."""
+    import totem_py
+    from partitioners import partition
+    from partitioners.plan import block_parts, deal_to_ranks
+    g = totem_py.generate("rmat:10", undirected=True)
+    weight = g.out_degree + 1
+    for share, gpus in ((0.5, 1), (0.3, 3), (0.0, 2), (1.0, 1)):
+        plan = partition(g, "BLOCK", share, gpus)
+        ranges = [np.sort(p) for p in plan.gvids]     # gvids: in local order
+        assert np.array_equal(np.concatenate(ranges), np.arange(g.n_vertices))
+        cpu = ranges[0].size if plan.kinds[0] == "cpu" else 0
+        edges = np.cumsum(g.out_degree)
+        assert cpu == min(int(np.searchsorted(edges, share * g.n_edges)) + 1, g.n_vertices) \
+            or share in (0.0, 1.0)
+        gpu = [r for r, k in zip(ranges, plan.kinds) if k == "gpu"]
+        if gpu:
+            total = sum(int(weight[r].sum()) for r in gpu)
+            assert max(int(weight[r].sum()) for r in gpu) <= total / len(gpu) + weight.max()
+    for ranks in (2, 3):
+        shares = deal_to_ranks(g, ranks, "BLOCK")
+        assert np.array_equal(np.concatenate(shares), np.arange(g.n_vertices))
+        pieces = np.array_split(np.arange(g.n_vertices), 4)     # as ranks' home blocks
+        before = np.cumsum([0] + [int(weight[b].sum()) for b in pieces])
+        by_piece = np.concatenate([block_parts(g.out_degree[b], ranks, before[k], before[-1])
+                                   for k, b in enumerate(pieces)])
+        assert np.array_equal(by_piece, np.repeat(np.arange(ranks), [s.size for s in shares]))
+
+
 def test_partition_weights_float32_only_where_exact():
     """A plan's views hold the weights as float32 when every one is a float32 exactly, else
     as float64; SSSP's distances are the reference's either way."""

@@ -118,6 +118,32 @@ def test_a_traversal_on_one_partition_goes_async_on_a_high_diameter_graph():
         assert sum(records[-1]["rounds"]) > 1
 
 
+def test_a_deep_traversal_goes_async_on_every_block_of_a_road_grid():
+    """Under BLOCK a road grid's partitions keep most edges inside: a BFS still going after
+    HIGH_DIAMETER supersteps takes the async path on every partition at once (and stays top-down);
+    SSSP's auto takes async from the first superstep, in under a quarter of sync's supersteps.
+    Both give the reference's values."""
+    from bsp.paths import HIGH_DIAMETER
+    graph = with_random_weights(totem_py.generate("road:10", seed=1), seed=1)
+    source = default_source(graph)
+    for name in ("bfs", "sssp"):
+        alg = make(name, graph, source)
+        for share, gpus in ((0.5, 1), (0.3, 2)):
+            plan = partition(graph, "BLOCK", share, gpus, seed=1)
+            _, sync = Engine(plan, "emulated").run(alg, path="sync-push-dd")
+            got, records = Engine(plan, "emulated").run(alg)
+            check(alg, graph, got, f"{name} BLOCK {share} x{gpus}")
+            paths = [r["path"] for r in records]
+            assert len(records) < len(sync) / (1 if name == "bfs" else 4), \
+                (name, len(records), len(sync))
+            if name == "bfs":
+                assert all(p.startswith("sync-") for p in paths[:HIGH_DIAMETER])
+                assert set(paths[HIGH_DIAMETER:]) == {"async-push-dd"}
+                assert all(r["mode"] == "push" for r in records[HIGH_DIAMETER:])
+            else:
+                assert set(paths) == {"async-push-dd"}
+
+
 @pytest.mark.parametrize("name", [n for n in OFFERING if "async-push-dd" in ALGORITHMS[n].paths])
 def test_async_rounds_in_parallel_inside_the_kernel(name, monkeypatch):
     """Where idle threads spin, an async path's rounds of more than FUSE_SPINNING edges run on

@@ -2,10 +2,11 @@
 
 No rank holds the whole graph. Every rank reads its block of rows of a .tcsr file (by byte range)
 or generates its range of a generator's edges, and the ranks partition the graph together
-(partitioners/distributed.py): vertices dealt to ranks by degree, then each rank's share split between its
-CPU and GPU partitions with HIGH/LOW/RAND at --cpu-share, exactly as `partition(..., ranks=R)`
-would in one process; each rank builds its own partitions and exchange plan. Other graph files
-are refused with the command that converts them (convert once, run many). Every rank checks its
+(partitioners/distributed.py): vertices dealt to ranks by degree (BLOCK: consecutive ranges),
+then each rank's share split between its CPU and GPU partitions with HIGH/LOW/RAND/BLOCK at
+--cpu-share, exactly as `partition(..., ranks=R)` would in one process; each rank builds its
+own partitions and exchange plan. Other graph files are refused with the command that converts
+them (convert once, run many). Every rank checks its
 own memory before reading. `--cpu-share auto` lets each rank pick the share its GPUs fit, and
 takes the largest.
 

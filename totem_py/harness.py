@@ -354,7 +354,8 @@ def run(graph, algorithm=None, partition="HIGH", cpu_share=0.5,
         totem_py.algorithms.register adds to; default the command's) or an algorithm object.
         A graph from `Graph.compacted` stands for its vertices in no edge too: the values are
         then one per id of `graph.with_isolated()`.
-    partition: "HIGH" (highest-degree vertices on the CPU), "LOW" or "RAND".
+    partition: "HIGH" (highest-degree vertices on the CPU), "LOW", "RAND" or "BLOCK" (runs of
+        consecutive ids: few boundary edges where ids follow geometry, as in road networks).
     cpu_share: fraction of the edges on the CPU in [0, 1], "auto" (as many edges on the GPUs as
         fit their memory) or "model" (the share TOTEM's performance model predicts fastest).
     gpus: number of GPU partitions. device: "auto", "gpu", "emulated" or "cpu".

@@ -127,7 +127,7 @@ def build_parser():
                    help=", ".join(ALGORITHMS) + f" (default {DEFAULT_ALGORITHM}), or "
                         "FILE.py[:NAME]: an algorithm defined in a Python file (NAME: its "
                         "`name`, where the file defines several)")
-    p.add_argument("--partition", default="HIGH", help="HIGH, LOW or RAND")
+    p.add_argument("--partition", default="HIGH", help="HIGH, LOW, RAND or BLOCK")
     p.add_argument("--hub-sort", default="degree",
                    help="local order inside each partition: degree (every vertex by out-degree, "
                         "highest first; the default), hytgraph (HyTGraph's hub sorting: the top "

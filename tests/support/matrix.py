@@ -16,7 +16,7 @@ from totem_py.harness import default_source
 from tests.support import SHARED_DATA
 from tests.support.toys import toy_graphs, with_random_weights
 
-STRATEGIES = ("HIGH", "LOW", "RAND")
+STRATEGIES = ("HIGH", "LOW", "RAND", "BLOCK")
 SHARES = (1.0, 0.7, 0.3, 0.0)
 GPUS = (1, 2)
 DEVICES = ("cpu", "emulated")

@@ -15,10 +15,12 @@ target's level to its source's plus one wherever that is smaller (atomic_min) an
 again, and a partition goes on round after round until its queue empties; levels then drop to
 the hop distances, exactly, however the rounds and exchanges interleave. `--path auto` switches
 between the two sync paths (Alg. 2's rule, the engine's direction switch), and takes the async
-one only where a single partition is still going after bsp/paths.py's HIGH_DIAMETER supersteps
-(a road network: its thousands of levels then run in one launch, ending the run): a bottom-up
-step assigns its frontier's level plus one to every vertex it finds a parent for, which is exact
-only while the frontier is one level, as sync steps keep it.
+one only where the run is still going after bsp/paths.py's HIGH_DIAMETER supersteps and every
+partition keeps most of its edges inside (one partition, or BLOCK's on a road network: its
+thousands of levels then run in a few launches), every partition at once and top-down from then
+on: a bottom-up step assigns its frontier's level plus one to every vertex it finds a parent
+for, which is exact only while the frontier is one level, as sync steps keep it, and a sync
+top-down step claims a vertex once.
 Races: a vertex is claimed by atomic_min on its level; only the claimer returns true, so a vertex
 joins the next queue (or a ghost the outbox's touched list) once. Bottom-up rows are written only
 by their own walk.
