@@ -109,6 +109,26 @@ def test_command_on_two_ranks_matches_one_process(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_deep_bfs_on_ranks_goes_async_on_every_block_at_once(tmp_path):
+    """BLOCK over two ranks on a road grid: the ranks agree to take BFS's async path after
+    HIGH_DIAMETER supersteps (every partition keeps its edges inside), the levels verified and
+    equal to one process's, in fewer supersteps than a sync run."""
+    common = ["--graph", "road:10", "--algorithm", "bfs", "--partition", "BLOCK", "--cpu-share",
+              "0.5", "--device", "emulated", "--trials", "1"]
+    one = run_here(*common, "--path", "sync-push-dd", "--output", tmp_path / "one.npy",
+                   "--json", tmp_path / "one.json", "--quiet")
+    assert one.returncode == 0, one.stderr
+    proc = launch(2, "-m", "totem_py.run", *common, "--verify", "--output", tmp_path / "two.npy",
+                  "--json", tmp_path / "two.json")
+    assert proc.returncode == 0, proc.stderr
+    assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
+    m = json.loads((tmp_path / "two.json").read_text())
+    assert m["verified"] is True and m["ranks"] == 2
+    assert "async-push-dd" in {r["path"] for r in m["per_superstep"]}
+    assert m["supersteps"] < json.loads((tmp_path / "one.json").read_text())["supersteps"]
+
+
+@pytest.mark.slow
 @needs_wiki
 def test_a_tcsr_file_on_two_ranks_matches_one_process_and_writes_per_rank(tmp_path):
     """A text graph converted once, read by byte range by each rank with --undirected; --output
