@@ -37,7 +37,7 @@ vertices whose distances the other partition's messages then lower again: the as
 takes the fewest supersteps any exact run can, and several times the time. Under BLOCK a road
 network's partitions are runs of nearby vertices with few boundary edges, and the async path
 takes a few supersteps where sync takes hundreds (`experiments.crossings`,
-docs/results/sssp_crossings_usroads_2core.txt).
+docs/results/sssp_crossings_road_2core.txt).
 
 A forced path (`--path sync-push-dd`) is taken by every partition in every superstep. A
 program that offers no path gets `part.path = None` and no choice is made (no cost at all);
