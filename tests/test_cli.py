@@ -227,6 +227,6 @@ def test_version_and_defaults_in_help():
     proc = run_here("--version")
     assert proc.returncode == 0 and proc.stdout.strip() == f"totem_py {__version__}", proc.stderr
     text = " ".join(run_here("--help").stdout.split())
-    for shown in ("LOW or RAND (default HIGH)", "partitions (default 1)",
+    for shown in ("RAND or BLOCK (default HIGH)", "partitions (default 1)",
                   "small graphs only) (default auto)", "split into (default 32M, or smaller"):
         assert shown in text
