@@ -47,7 +47,8 @@ def degree_order(degree, descending):
         top = max(top, degree[i])
     rank = np.zeros(top + 1, np.int64)
     for i in prange(n):
-        rank[degree[i]] = 1         # a benign race: every writer stores 1
+        if rank[degree[i]] == 0:    # read first: a line written by every thread would bounce
+            rank[degree[i]] = 1     # a benign race: every writer stores 1
     distinct = 0
     for k in range(top + 1):        # rank[d]: distinct degrees before d in the order
         d = top - k if descending else k

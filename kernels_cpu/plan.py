@@ -61,7 +61,8 @@ def plan_mark_remote(indptr, indices, gvids, owner, pid, mark, run=RUN):
                         prefetch(owner, indices[e + PREFETCH])
                     t = indices[e]
                     if owner[t] != pid:
-                        mark[t] = 1
+                        if mark[t] == 0:    # read first: a hub's line stays shared
+                            mark[t] = 1
                         count += 1
         boundary[j] = count
     return boundary.sum()
@@ -89,7 +90,8 @@ def plan_keys(degree, table):
         top = max(top, degree[v])
     present = np.zeros(top + 1, np.int64)
     for v in prange(degree.size):
-        present[degree[v]] = 1      # a benign race: every writer stores 1
+        if present[degree[v]] == 0:     # read first (a benign race: every writer stores 1)
+            present[degree[v]] = 1
     above = 0
     for d in range(top, -1, -1):    # present[d] becomes the count of distinct degrees above d
         p = present[d]

@@ -27,6 +27,7 @@ def plan_cut_stats(indptr, indices, owner, n_parts, mark):
             for e in range(indptr[u], indptr[u + 1]):
                 t = indices[e]
                 if owner[t] != p:
-                    mark[p, t] = 1
+                    if mark[p, t] == 0:     # read first: a hub's line stays shared
+                        mark[p, t] = 1
                     counts[b, p] += 1
     return counts.sum(axis=0)

@@ -190,7 +190,8 @@ def place_rows(rows, ids, weights, has_weights, fill, end, out_ids, out_weights)
 def mark_targets(ids, mark):
     """mark[t] = 1 for every t in ids (a benign race: every writer stores 1)."""
     for e in prange(ids.size):
-        mark[ids[e]] = 1
+        if mark[ids[e]] == 0:       # read first: a hub's line stays shared
+            mark[ids[e]] = 1
 
 
 @njit(parallel=True, nogil=True, cache=True)
