@@ -93,7 +93,7 @@ def test_phase_times_and_helpers():
 
 
 @pytest.mark.parametrize("spec,undirected", [("rmat:10", True), ("rmat:9", False)])
-@pytest.mark.parametrize("strategy", ["HIGH", "LOW", "RAND"])
+@pytest.mark.parametrize("strategy", ["HIGH", "LOW", "RAND", "BLOCK"])
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_estimate_stats_matches_the_plans(spec, undirected, strategy, gpus):
     g = totem_py.generate(spec, undirected=undirected)
