@@ -118,13 +118,22 @@ def test_a_traversal_on_one_partition_goes_async_on_a_high_diameter_graph():
         assert sum(records[-1]["rounds"]) > 1
 
 
-def test_a_deep_traversal_goes_async_on_every_block_of_a_road_grid():
+def test_a_deep_traversal_goes_async_on_every_block_of_a_road_grid(monkeypatch):
     """Under BLOCK a road grid's partitions keep most edges inside: a BFS still going after
-    HIGH_DIAMETER supersteps takes the async path on every partition at once (and stays top-down);
-    SSSP's auto takes async from the first superstep, in under a quarter of sync's supersteps.
-    Both give the reference's values."""
+    HIGH_DIAMETER supersteps takes the async path on every partition at once (and stays top-down),
+    its rounds a level at a time where messages lowered vertices of several levels; SSSP's auto
+    takes async from the first superstep, in under a quarter of sync's supersteps. Both give the
+    reference's values."""
     from bsp.paths import HIGH_DIAMETER
-    graph = with_random_weights(totem_py.generate("road:10", seed=1), seed=1)
+    from totem_py.algorithms.bfs import BFS
+    ordered = []
+    order_seeds = BFS._order_seeds
+
+    def recorded(part):
+        order_seeds(part)
+        ordered.append(part.state.later is not None)
+    monkeypatch.setattr(BFS, "_order_seeds", staticmethod(recorded))
+    graph = with_random_weights(totem_py.generate("road:12", seed=1), seed=1)
     source = default_source(graph)
     for name in ("bfs", "sssp"):
         alg = make(name, graph, source)
@@ -142,6 +151,7 @@ def test_a_deep_traversal_goes_async_on_every_block_of_a_road_grid():
                 assert all(r["mode"] == "push" for r in records[HIGH_DIAMETER:])
             else:
                 assert set(paths) == {"async-push-dd"}
+    assert any(ordered), "no superstep's seeds spanned several levels"
 
 
 @pytest.mark.parametrize("name", [n for n in OFFERING if "async-push-dd" in ALGORITHMS[n].paths])

@@ -73,6 +73,10 @@ def lower_message(v, m, level):
     return m < level[v] and m < atomic_min(level, v, m)
 
 
+def level_of(v, level):
+    return level[v]
+
+
 def unvisited(v, level, bits, ghosts, n_local, depth):
     return level[v] == UNVISITED
 
@@ -186,14 +190,19 @@ class BFS(Algorithm):
             put(part, s.level, lv, 0)
             s.unreached -= int(rows.host.indptr[lv + 1] > rows.host.indptr[lv])
         s.frontier.start(lv)
+        s.seeded, s.later, s.depth = -1, None, 0    # async rounds' seeds (`_order_seeds`)
 
     def compute(self, part, step, mode, box):
         s = part.state
         s.pulled = mode.name == "pull"      # after bottom-up, the engine reads no edge count
         if part.path is not None and part.path.asynchronous:
-            # small rounds go on in the same launch
-            advance(part, "out", s.frontier, lower, s.level, part.n_local, outbox=box,
-                    rounds=True)
+            if s.seeded != step:
+                s.seeded = step
+                self._order_seeds(part)
+            # small rounds go on in the same launch, up to the level of the next seeds
+            most = True if s.later is None else (True, int(s.later_levels[0]) - s.depth - 1)
+            s.depth += 1 + advance(part, "out", s.frontier, lower, s.level, part.n_local,
+                                   outbox=box, rounds=most)
         elif mode.name == "push":
             advance(part, "out", s.frontier, claim, s.level, step, outbox=box)
         elif s.unreached:
@@ -213,10 +222,49 @@ class BFS(Algorithm):
     def reads_ghosts(self, part, step, mode):
         return part.state.unreached > 0
 
+    @staticmethod
+    def _order_seeds(part):
+        """Async, a superstep's first round: the queue (the vertices messages lowered) is walked
+        a level at a time, its vertices of the lowest level first and the others (`later`, by
+        level) joining the round of their level (`next_round`). Where a partition's boundary
+        is reached at many levels at once (a road network under BLOCK), a round of every level
+        at once would let each higher wave run ahead and relax vertices that a lower one then
+        lowers again (road:22, two partitions: 11x the work of the ordered rounds)."""
+        s = part.state
+        f = s.frontier
+        s.later = None
+        if f.length < 2:
+            return
+        queue = f.items[:f.length]
+        levels = part.to_host(vertex_values(part, level_of, s.level, at=queue, dtype=np.int32),
+                              count=False)
+        if levels.min() == levels.max():
+            return
+        order = np.argsort(levels, kind="stable")
+        items, levels = part.to_host(queue, count=False)[order], levels[order]
+        first = int(np.searchsorted(levels, levels[0], side="right"))
+        f.items[:first] = part.to_device(items[:first], count=False)
+        f.length = first
+        s.later, s.later_levels, s.depth = items[first:], levels[first:], int(levels[0])
+
     def next_round(self, part, step, mode):
-        """Async: the vertices the last round lowered are the next round's."""
-        f = part.state.frontier
+        """Async: the vertices the last round lowered are the next round's, with the seeds of
+        their level (`_order_seeds`; those of the next level where none are left). A seed
+        lowered meanwhile is walked again for nothing; one that finds no room waits for a
+        later round (the rounds are exact in any order)."""
+        s = part.state
+        f = s.frontier
         f.swap()
+        if s.later is not None:
+            if f.length == 0:
+                s.depth = int(s.later_levels[0])
+            k = min(int(np.searchsorted(s.later_levels, s.depth, side="right")),
+                    f.items.size - f.length)
+            f.items[f.length:f.length + k] = part.to_device(s.later[:k], count=False)
+            f.length += k
+            s.later, s.later_levels = s.later[k:], s.later_levels[k:]
+            if s.later.size == 0:
+                s.later = None
         return f.length > 0
 
     def scatter(self, part, step, mode, inbox):
