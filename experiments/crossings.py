@@ -1,8 +1,12 @@
-"""The fewest supersteps an exact bulk-synchronous SSSP can take on a partitioned graph, beside
-what each execution path takes.
+"""The fewest supersteps an exact bulk-synchronous SSSP (or BFS) can take on a partitioned graph,
+beside what each execution path takes.
 
     python -m experiments.crossings --graph ../shared/data/road-usroads.mtx.gz
     python -m experiments.crossings --graph road:18 --configs "HIGH 0.5,RAND 0.5" --json c.json
+    python -m experiments.crossings --algorithm bfs --graph road:20
+
+BFS is SSSP with unit weights: its levels are the distances the bound is computed from, and
+the graph's weights are left out.
 
 Messages cross partitions only at exchanges, one edge per exchange, so a vertex whose every
 shortest path from the source crosses between partitions k times cannot have its distance before
@@ -64,17 +68,22 @@ def main(argv=None):
     ap.add_argument("--configs", default="CPU 1,HIGH 0.25,HIGH 0.5,HIGH 0.75,LOW 0.5,RAND 0.5,"
                     "BLOCK 0.25,BLOCK 0.5,BLOCK 0.75",
                     help="partitioning and CPU share per row; CPU 1 is one partition")
+    ap.add_argument("--algorithm", choices=("sssp", "bfs"), default="sssp")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    weighted = args.algorithm == "sssp"
     if ":" in args.graph:
-        graph = totem_py.generate(args.graph, undirected=True, weighted=True)
+        graph = totem_py.generate(args.graph, undirected=True, weighted=weighted)
     else:
         graph = totem_py.load(args.graph)
+        if not weighted and graph.weights is not None:
+            graph = totem_py.Graph(graph.indptr, graph.indices, None, graph.spec,
+                                   graph.directed, checked=False)
     source = totem_py.run(graph, "bfs", cpu_share=1.0, device="cpu").metrics["source"]
     record = dict(provenance("experiments.crossings", argv), graph=args.graph, source=source,
-                  rows=[])
+                  algorithm=args.algorithm, rows=[])
     print(header(record))
     print(f"{'config':<11} {'parts':>5} {'bound':>6} {'sync':>6} {'async':>6} {'auto':>6}"
           f" {'bound/sync':>10} {'sync ms':>9} {'async ms':>9} {'auto ms':>9}")
@@ -84,11 +93,13 @@ def main(argv=None):
                   device="emulated", source=source, trials=args.trials, threads=args.threads)
         runs, plan = {}, None
         for path in ("sync-push-dd", "async-push-dd", "auto"):
-            r = totem_py.run(graph, "sssp", path=path, plan=plan, **kw)
+            r = totem_py.run(graph, args.algorithm, path=path, plan=plan, **kw)
             plan, runs[path] = r.plan, r
         dist = runs["sync-push-dd"].values
         if not all(np.array_equal(dist, r.values) for r in runs.values()):
-            raise SystemExit(f"{config}: the paths' distances differ")
+            raise SystemExit(f"{config}: the paths' values differ")
+        if not weighted:        # levels: distances of unit weights
+            dist = np.where(dist < 0, np.inf, dist.astype(np.float64))
         bound = superstep_bound(graph, dist, plan.owner)
         steps = {p: r.metrics["supersteps"] for p, r in runs.items()}
         ms = {p: 1e3 * r.metrics["time_s"] for p, r in runs.items()}

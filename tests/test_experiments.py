@@ -726,3 +726,7 @@ def test_crossings_bound_the_supersteps_of_every_path(tmp_path):
     assert one["bound"] == one["supersteps"]["async-push-dd"] == 1
     steps = two["supersteps"]
     assert 1 < two["bound"] <= steps["async-push-dd"] < steps["sync-push-dd"]
+    proc = _run("experiments.crossings", "--algorithm", "bfs", "--graph", "road:10", "--configs",
+                "BLOCK 0.5", "--trials", "1", "--json", str(out))
+    block, = json.loads(out.read_text())["rows"]      # levels: the distances of unit weights
+    assert 1 < block["bound"] <= block["supersteps"]["async-push-dd"] < steps["sync-push-dd"]
