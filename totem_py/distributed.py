@@ -6,9 +6,8 @@ or generates its range of a generator's edges, and the ranks partition the graph
 then each rank's share split between its CPU and GPU partitions with HIGH/LOW/RAND/BLOCK at
 --cpu-share, exactly as `partition(..., ranks=R)` would in one process; each rank builds its
 own partitions and exchange plan. Other graph files are refused with the command that converts
-them (convert once, run many). Every rank checks its
-own memory before reading. `--cpu-share auto` lets each rank pick the share its GPUs fit, and
-takes the largest.
+them (convert once, run many). Every rank checks its own memory before reading. `--cpu-share
+auto` lets each rank pick the share its GPUs fit, and takes the largest.
 
 Results: gathered to rank 0, which verifies (--verify reads the whole graph on rank 0), writes
 --output and --json and is the only rank that prints; or, when --output holds `{rank}`, every
