@@ -69,6 +69,8 @@ def main(argv=None):
                     "BLOCK 0.25,BLOCK 0.5,BLOCK 0.75",
                     help="partitioning and CPU share per row; CPU 1 is one partition")
     ap.add_argument("--algorithm", choices=("sssp", "bfs"), default="sssp")
+    ap.add_argument("--device", choices=("emulated", "cpu"), default="emulated",
+                    help="where the GPU partition runs (cpu: as a CPU partition)")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--json", default=None)
@@ -90,7 +92,7 @@ def main(argv=None):
     for config in args.configs.split(","):
         strategy, share = config.split()
         kw = dict(partition="HIGH" if strategy == "CPU" else strategy, cpu_share=float(share),
-                  device="emulated", source=source, trials=args.trials, threads=args.threads)
+                  device=args.device, source=source, trials=args.trials, threads=args.threads)
         runs, plan = {}, None
         for path in ("sync-push-dd", "async-push-dd", "auto"):
             r = totem_py.run(graph, args.algorithm, path=path, plan=plan, **kw)
