@@ -12,9 +12,9 @@ Messages cross partitions only at exchanges, one edge per exchange, so a vertex 
 shortest path from the source crosses between partitions k times cannot have its distance before
 superstep k + 1, however many local rounds the partitions run in between (async paths). The
 bound is the largest such k over the vertices, plus one: with one partition it is 1. Each row
-gives it for one partitioning (the CLI's SSSP source, an emulated GPU partition), beside the
-supersteps and times of `--path sync-push-dd`, `async-push-dd` and `auto`, whose distances must
-agree.
+gives it for one partitioning (the CLI's source, an emulated GPU partition or with `--device
+cpu` a second CPU partition), beside the supersteps and times of `--path sync-push-dd`,
+`async-push-dd` and `auto`, whose distances must agree.
 """
 
 import argparse

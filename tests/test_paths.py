@@ -125,7 +125,9 @@ def test_a_deep_traversal_goes_async_on_every_block_of_a_road_grid(monkeypatch):
     takes async from the first superstep, in under a quarter of sync's supersteps. Both give the
     reference's values."""
     from bsp.paths import HIGH_DIAMETER
+    from totem_py.algorithms import bfs
     from totem_py.algorithms.bfs import BFS
+    monkeypatch.setattr(bfs, "SEED_VERTICES", 64)     # groups of seed levels on a small grid
     ordered = []
     order_seeds = BFS._order_seeds
 

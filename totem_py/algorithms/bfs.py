@@ -43,6 +43,7 @@ from .common import (SOURCE, UNVISITED, as_result, checked_source, collect, edge
                      owned_lvid, source_vertex)
 
 UNREACHED = -1      # the result's level of a vertex the source cannot reach
+SEED_VERTICES = 8192     # async rounds: a partition's vertices per group of seed levels
 LEVEL = Message(np.int32, "min", UNVISITED)
 FRONTIER = Message(np.bool_, "or", False)     # pull: is this ghost in the current frontier?
 
@@ -225,11 +226,13 @@ class BFS(Algorithm):
     @staticmethod
     def _order_seeds(part):
         """Async, a superstep's first round: the queue (the vertices messages lowered) is walked
-        a level at a time, its vertices of the lowest level first and the others (`later`, by
-        level) joining the round of their level (`next_round`). Where a partition's boundary
-        is reached at many levels at once (a road network under BLOCK), a round of every level
-        at once would let each higher wave run ahead and relax vertices that a lower one then
-        lowers again (docs/results/bfs_crossings_road_2core.txt)."""
+        in order of level, its vertices of the lowest levels first and the others (`later`)
+        joining the round of their level (`next_round`). Where a partition's boundary is reached
+        at many levels at once (a road network under BLOCK), a round of every level at once
+        would let each higher wave run ahead and relax vertices that a lower one then lowers
+        again; but each seed level joined costs a round through the host. So the seeds' levels
+        go in at most n_local / SEED_VERTICES groups, a group joining at its lowest level
+        (docs/results/bfs_crossings_road_2core.txt)."""
         s = part.state
         f = s.frontier
         s.later = None
@@ -242,7 +245,13 @@ class BFS(Algorithm):
             return
         order = np.argsort(levels, kind="stable")
         items, levels = part.to_host(queue, count=False)[order], levels[order]
+        distinct = np.unique(levels)
+        groups = max(1, part.n_local // SEED_VERTICES)
+        starts = distinct[::-(-distinct.size // groups)]
+        levels = starts[np.searchsorted(starts, levels, side="right") - 1]
         first = int(np.searchsorted(levels, levels[0], side="right"))
+        if first == levels.size:
+            return
         f.items[:first] = part.to_device(items[:first], count=False)
         f.length = first
         s.later, s.later_levels, s.depth = items[first:], levels[first:], int(levels[0])
