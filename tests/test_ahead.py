@@ -31,7 +31,6 @@ def test_small_graph_is_skewed_and_typed_as_a_generated_one(undirected):
     assert g.out_degree.max() > 10 * g.out_degree.mean()
 
 
-@pytest.mark.slow       # the partitioner's kernels run as Python
 def test_partitioner_kernels_as_python_give_the_same_results():
     """SSSP and BFS over plans whose views the partitioner's kernels built as Python, against the
     references and the compiled kernels' plans."""

@@ -237,7 +237,6 @@ def test_any_range_of_edges_is_that_slice_of_the_whole(kind):
     assert np.array_equal(w, g.weights[a:b])
 
 
-@pytest.mark.slow       # compiles the second form of every generator and partitioner kernel
 def test_parallel_and_serial_forms_agree(monkeypatch):
     """Graphs of at most SMALL_GRAPH edges are generated and partitioned by the kernels' serial
     forms (kernels_cpu.jit.graph_kernel); the parallel forms, which larger graphs take, give the
