@@ -2,10 +2,10 @@
 
 Without aggregation every boundary edge (an edge whose destination lives in another partition)
 carries one message per superstep; with aggregation a partition sends one pre-reduced message per
-remote vertex it has edges to. For each graph and each partitioning (RAND, HIGH, LOW at the given
-CPU share) this prints the edges, boundary edges, remote vertices, TOTEM's beta without aggregation
-(boundary edges / edges), beta with aggregation (remote vertices / edges) and the reduction factor
-(boundary edges / remote vertices), from `partitioners.partition(...).stats()`.
+remote vertex it has edges to. For each graph and each partitioning (RAND, HIGH, LOW, BLOCK at the
+given CPU share) this prints the edges, boundary edges, remote vertices, TOTEM's beta without
+aggregation (boundary edges / edges), beta with aggregation (remote vertices / edges) and the
+reduction factor (boundary edges / remote vertices), from `partitioners.partition(...).stats()`.
 
     python -m experiments.aggregation --graphs rmat:20,web-NotreDame.txt.gz --cpu-share 0.5 --json agg.json
 """
@@ -20,8 +20,9 @@ from pathlib import Path
 from experiments.provenance import header, provenance
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-DEFAULT_GRAPHS = f"rmat:20,{DATA / 'soc-Slashdot0902.txt.gz'},{DATA / 'web-NotreDame.txt.gz'}"
-STRATEGIES = ("RAND", "HIGH", "LOW")
+DEFAULT_GRAPHS = ",".join(["rmat:20"] + [str(DATA / f) for f in (
+    "soc-Slashdot0902.txt.gz", "web-NotreDame.txt.gz", "road-usroads.mtx.gz")])
+STRATEGIES = ("RAND", "HIGH", "LOW", "BLOCK")
 
 
 def read_graph(totem_py, spec, undirected, seed):
