@@ -268,6 +268,21 @@ for gname in ("star", "disconnected"):
         note = alg.verify(g, got)
         if note:
             bad.append(f"bc pulled {{gname}} {{share}}: {{note}}")
+# BFS's async rounds with seeds of several levels, in groups (bfs._order_seeds), on the GPU code
+import totem_py, totem_py.algorithms.bfs as bfs
+bfs.SEED_VERTICES = 4
+split, order_seeds = [], bfs.BFS._order_seeds
+def recorded(part):
+    order_seeds(part)
+    split.append(part.state.later is not None)
+bfs.BFS._order_seeds = staticmethod(recorded)
+g = totem_py.generate("road:9", seed=1)
+engine = Engine(partition(g, "BLOCK", 0.5, 1), "simulated")
+alg = ALGORITHMS["bfs"].from_options(g, source=0)
+got, _ = engine.run(alg, "async-push-dd")
+note = alg.verify(g, got)
+if note or not any(split):
+    bad.append(f"bfs ordered seeds: {{note}}, split {{split}}")
 print("\\n".join(bad))
 sys.exit(1 if bad else 0)
 """
