@@ -51,7 +51,7 @@ def check(graph, devices, configs, edges=None):
     assert not failures, "\n".join(failures)
 
 
-MATRIX = [(s, share, gpus) for s in ("HIGH", "LOW", "RAND")
+MATRIX = [(s, share, gpus) for s in ("HIGH", "LOW", "RAND", "BLOCK")
           for share, gpus in ((1.0, 1), (0.5, 1), (0.3, 2), (0.0, 2))]
 
 
@@ -62,7 +62,7 @@ def test_examples_match_their_references():
 @pytest.mark.parametrize("spec", ["rmat:3", "uniform:4:2", "rmat:6:1"])
 def test_examples_on_small_graphs(spec):
     g = totem_py.generate(spec, seed=5, undirected=True)
-    check(g, ("emulated",), [("RAND", 0.3, 2), ("HIGH", 0.0, 1), ("LOW", 0.5, 2)])
+    check(g, ("emulated",), [("RAND", 0.3, 2), ("HIGH", 0.0, 1), ("LOW", 0.5, 2), ("BLOCK", 0.3, 2)])
 
 
 @pytest.mark.parametrize("transfer", ["filter", "compaction", "zerocopy", "auto"])
@@ -124,7 +124,7 @@ def test_triangles_match_networkx():
         want = networkx_triangles(graph)
         assert np.array_equal(Triangles().reference(graph), want), name
         for device in ("cpu", "emulated"):
-            for strategy in ("HIGH", "LOW", "RAND"):
+            for strategy in ("HIGH", "LOW", "RAND", "BLOCK"):
                 for share, gpus in ((0.3, 2), (0.5, 1)):
                     got = totem_py.run(graph, Triangles(), partition=strategy, cpu_share=share,
                                        gpus=gpus, device=device)
