@@ -62,7 +62,8 @@ def test_examples_match_their_references():
 @pytest.mark.parametrize("spec", ["rmat:3", "uniform:4:2", "rmat:6:1"])
 def test_examples_on_small_graphs(spec):
     g = totem_py.generate(spec, seed=5, undirected=True)
-    check(g, ("emulated",), [("RAND", 0.3, 2), ("HIGH", 0.0, 1), ("LOW", 0.5, 2), ("BLOCK", 0.3, 2)])
+    check(g, ("emulated",), [("RAND", 0.3, 2), ("HIGH", 0.0, 1), ("LOW", 0.5, 2),
+                             ("BLOCK", 0.3, 2)])
 
 
 @pytest.mark.parametrize("transfer", ["filter", "compaction", "zerocopy", "auto"])
