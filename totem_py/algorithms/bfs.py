@@ -236,7 +236,8 @@ class BFS(Algorithm):
         s = part.state
         f = s.frontier
         s.later = None
-        if f.length < 2:
+        groups = part.n_local // SEED_VERTICES
+        if f.length < 2 or groups < 2:      # one group: the queue as it is
             return
         queue = f.items[:f.length]
         levels = part.to_host(vertex_values(part, level_of, s.level, at=queue, dtype=np.int32),
@@ -246,7 +247,6 @@ class BFS(Algorithm):
         order = np.argsort(levels, kind="stable")
         items, levels = part.to_host(queue, count=False)[order], levels[order]
         distinct = np.unique(levels)
-        groups = max(1, part.n_local // SEED_VERTICES)
         starts = distinct[::-(-distinct.size // groups)]
         levels = starts[np.searchsorted(starts, levels, side="right") - 1]
         first = int(np.searchsorted(levels, levels[0], side="right"))
