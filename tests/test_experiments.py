@@ -66,7 +66,7 @@ def test_aggregation_smoke(tmp_path):
     report = json.loads(out.read_text())
     assert_provenance(report, proc, "experiments.aggregation --graphs rmat:8")
     rows = report["rows"]
-    assert [r["strategy"] for r in rows] == ["RAND", "HIGH", "LOW"]
+    assert [r["strategy"] for r in rows] == ["RAND", "HIGH", "LOW", "BLOCK"]
     for r in rows:
         assert r["graph"] == "rmat:8"
         assert 0 <= r["remote_vertices"] <= r["boundary_edges"] <= r["edges"]
