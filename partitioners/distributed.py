@@ -56,7 +56,8 @@ from kernels_cpu import order as _ko
 from kernels_cpu import ranks as _kr
 from kernels_cpu.csr import index_dtype
 
-from .plan import _split, block_parts, by_degree, check_degrees, check_options, hub_product
+from .plan import (_split, block_parts, block_weight, by_degree, check_degrees, check_options,
+                   hub_product)
 from .ranks import ByGvid, GraphSummary, RankPlan, boundary_tables, local_views
 
 ROUND_BYTES = 1 << 22       # what a rank sends in one round of a shuffle, to all ranks together
@@ -456,7 +457,7 @@ def deal(comm, degree, strategy="HIGH"):
     from the weight of the blocks below. Collective."""
     size, r = comm.size, comm.rank
     if strategy == "BLOCK":
-        weights = comm.allgather(int(degree.sum()) + degree.size)
+        weights = comm.allgather(block_weight(degree))
         return block_parts(degree, size, sum(weights[:r]), sum(weights))
     counts = np.bincount(degree)
     values = np.flatnonzero(counts)

@@ -433,8 +433,13 @@ def block_parts(degree, parts, before=0, total=None):
     a run that is one piece of the items (an MPI rank's block); by default the run is all."""
     weight = np.asarray(degree, dtype=np.int64) + 1
     prefix = np.cumsum(weight) - weight + before
-    total = int(weight.sum()) if total is None else total
+    total = block_weight(degree) if total is None else total
     return np.searchsorted(total * np.arange(1, parts) / parts, prefix, side="right")
+
+
+def block_weight(degree):
+    """The weight `block_parts` gives a run of items: how many they are plus their degrees."""
+    return int(np.sum(degree, dtype=np.int64)) + len(degree)
 
 
 def block_ranges(degree, vertices, parts):
